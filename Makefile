@@ -1,0 +1,72 @@
+# Two commands matter (see README.md):
+#   make run    set everything up and run the service (web + task worker)
+#   make test   run the test suite (SQLite by default; DATABASE_URL=mysql://... for MariaDB)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+SCALE ?= small
+
+# mysqlclient is compiled from source: only install it where MySQL/MariaDB is used.
+comma := ,
+ifneq ($(filter mysql% mariadb%,$(DATABASE_URL)),)
+RUN_EXTRAS := mysql
+TEST_EXTRAS := test$(comma)mysql
+else
+RUN_EXTRAS :=
+TEST_EXTRAS := test
+endif
+
+.PHONY: help run test test-fast lint format bench schema clean
+
+help:
+	@echo "make run        set up and run the service on http://$(HOST):$(PORT)/admin/"
+	@echo "make test       run every test (DATABASE_URL=mysql://... to run them on MariaDB)"
+	@echo "make test-fast  run the fast tests only (no browser, no real processes, nothing slow)"
+	@echo "make lint       ruff check + ruff format --check"
+	@echo "make bench      benchmark the hot paths (SCALE=small|medium|full)"
+
+# $(call venv,<extras>): create the virtualenv when missing, (re)install when
+# pyproject.toml changed since the last install of these extras.
+define venv
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@stamp="$(VENV)/.installed-$(subst $(comma),-,$(1))"; spec=".[$(1)]"; [ -n "$(1)" ] || spec="."; \
+	if [ ! -f "$$stamp" ] || [ pyproject.toml -nt "$$stamp" ]; then \
+		echo "Installing dependencies into $(VENV) ..."; \
+		$(PY) -m pip install --quiet --upgrade pip && \
+		$(PY) -m pip install --quiet "$$spec" && touch "$$stamp"; \
+	fi
+endef
+
+run:
+	$(call venv,$(RUN_EXTRAS))
+	@export DEBUG=$${DEBUG:-1}; \
+	$(PY) manage.py migrate --noinput && \
+	$(PY) manage.py load_demo_data && \
+	$(PY) manage.py ensure_admin && \
+	exec $(PY) manage.py devserver $(HOST):$(PORT)
+
+test:
+	$(call venv,$(TEST_EXTRAS))
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast:
+	$(call venv,$(TEST_EXTRAS))
+	$(PY) -m pytest -m "not slow and not integration and not browser" $(PYTEST_ARGS)
+
+lint:
+	$(call venv,test)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format:
+	$(call venv,test)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles .pytest_cache

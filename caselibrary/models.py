@@ -1,0 +1,57 @@
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from diagnosis.fields import UUIDStringField, new_uuid_string
+from diagnosis.models import DiagnosisSession
+
+SYSTEM_USER = "system"
+GENERAL_CATEGORY = "GENERAL"
+
+
+class SourceType(models.TextChoices):
+    AUTO = "AUTO", _("Automatic (from feedback)")
+    MANUAL = "MANUAL", _("Manual")
+
+
+class CaseLibrary(models.Model):
+    """A curated incident case: what went wrong and how it was fixed."""
+
+    case_id = UUIDStringField(
+        _("case id"), primary_key=True, default=new_uuid_string, editable=False
+    )
+    # The source session's sessionId. A relation in the ORM (so lists can join it), a
+    # plain unique VARCHAR in the database, as in the original schema: a case outlives
+    # its session, and the unique key is what makes `useful` idempotent.
+    diagnosis = models.OneToOneField(
+        DiagnosisSession,
+        to_field="session_id",
+        db_column="diagnosis_id",
+        db_constraint=False,
+        on_delete=models.DO_NOTHING,
+        null=True,
+        blank=True,
+        related_name="case",
+        verbose_name=_("source session"),
+    )
+    source_type = models.CharField(_("source type"), max_length=16, choices=SourceType.choices)
+    fault_category = models.CharField(_("fault category"), max_length=64, default=GENERAL_CATEGORY)
+    error_code = models.CharField(_("error code"), max_length=64, null=True, blank=True)
+    title = models.CharField(_("title"), max_length=255)
+    root_cause = models.TextField(_("root cause"))
+    solution = models.TextField(_("solution"))
+    created_by = models.CharField(_("created by"), max_length=64, default=SYSTEM_USER)
+    updated_by = models.CharField(_("updated by"), max_length=64, default=SYSTEM_USER)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        db_table = "case_library"
+        verbose_name = _("case")
+        verbose_name_plural = _("case library")
+        indexes = [
+            models.Index(fields=["created_at"], name="idx_case_created"),
+            models.Index(fields=["fault_category", "created_at"], name="idx_case_category_created"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title

@@ -1,0 +1,237 @@
+"""Settings for the diagnosis evidence & feedback service.
+
+Everything that differs between a laptop and production comes from the environment
+(see README.md, "Configuration"). Defaults are safe for development: SQLite, the
+django-q2 ORM broker, DEBUG off unless asked for.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework_api_key",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_q",
+    "diagnosis",
+    "evaluation",
+    "caselibrary",
+    "feedback",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------
+
+dj_database_url.register("mariadb", "django.db.backends.mysql")(lambda config: config)
+
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+try:
+    _database = dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0),
+        conn_health_checks=True,
+    )
+except (ValueError, dj_database_url.UnknownSchemeError) as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not understood: {exc}") from None
+
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # The web process and qcluster write at the same time: WAL lets readers run beside
+    # the writer, IMMEDIATE takes the write lock at BEGIN (no lock upgrade deadlocks),
+    # and the timeout makes a writer wait instead of failing with "database is locked".
+    _database["OPTIONS"] = {
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20, minimum=1),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # One connection per request; SQLite connections are cheap and this avoids holding
+    # a file handle in idle threads of the development server.
+    _database["CONN_MAX_AGE"] = 0
+elif _database["ENGINE"] == "django.db.backends.mysql":
+    _database["OPTIONS"] = {
+        "charset": "utf8mb4",
+        "init_command": (
+            "SET sql_mode='STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+            "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
+        ),
+        "isolation_level": "read committed",
+        # Bounded waits: an unreachable or stalled server becomes an error the API can
+        # answer with 503, never a request that hangs.
+        "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5, minimum=1),
+        "read_timeout": env_int("DB_READ_TIMEOUT", 30, minimum=1),
+        "write_timeout": env_int("DB_WRITE_TIMEOUT", 30, minimum=1),
+    }
+    _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
+DATABASES = {"default": _database}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache ------------------------------------------------------------------
+
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Auth, i18n, static -----------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = env_str("LANGUAGE_CODE", "zh-hans")
+LANGUAGES = [("zh-hans", "简体中文"), ("en", "English")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+
+# --- Security (production) --------------------------------------------------
+
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto; leave off when the
+# service is reached directly, or anyone could claim to be on HTTPS.
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# Load balancer probes come over plain HTTP from inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+X_FRAME_OPTIONS = "DENY"
+
+# Requests larger than this are refused with 413 before they are parsed.
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+
+# --- REST API ---------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Diagnosis evidence & feedback API",
+    "DESCRIPTION": (
+        "Agents report diagnosis sessions, tool-invocation facts and answers; end users "
+        "give feedback; the case library is read back. Every endpoint needs "
+        "`Authorization: Api-Key <key>`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Task queue (django-q2) -------------------------------------------------
+
+Q_REDIS_URL = env_str("Q_REDIS_URL")
+Q_CLUSTER = {
+    "name": env_str("Q_CLUSTER_NAME", "diagnosis"),
+    "workers": env_int("Q_WORKERS", 2, minimum=1),
+    "recycle": 500,
+    # A task that runs longer than `timeout` is killed; one that is not acknowledged
+    # within `retry` is delivered again. timeout < retry, or a slow task runs twice at once.
+    "timeout": env_int("Q_TIMEOUT", 30, minimum=1),
+    "retry": env_int("Q_RETRY", 60, minimum=2),
+    "max_attempts": env_int("Q_MAX_ATTEMPTS", 5, minimum=1),
+    # Successful scorings are not worth keeping by the million; failures always are.
+    "save_limit": env_int("Q_SAVE_LIMIT", 200),
+    "ack_failures": True,
+    "catch_up": False,
+    "poll": env_float("Q_POLL", 0.2),
+    "label": "Task queue",
+    "sync": env_bool("Q_SYNC", False),
+}
+if Q_REDIS_URL:
+    Q_CLUSTER["redis"] = Q_REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# --- Logging ----------------------------------------------------------------
+
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+    },
+}

@@ -1,0 +1,67 @@
+"""Run the development web server and a django-q2 worker side by side."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+STOP_GRACE_SECONDS = 10
+
+
+class Command(BaseCommand):
+    help = "Run the web server and a qcluster worker together; Ctrl-C stops both."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+
+    def handle(self, *args: Any, addrport: str, **options: Any) -> None:
+        manage = str(settings.BASE_DIR / "manage.py")
+        commands = {
+            "qcluster": [sys.executable, manage, "qcluster"],
+            "web": [sys.executable, manage, "runserver", addrport],
+        }
+        # Each child leads its own process group so that stopping it also stops what it
+        # started (runserver's autoreloader child, qcluster's workers).
+        children = {
+            name: subprocess.Popen(argv, start_new_session=True)  # noqa: S603
+            for name, argv in commands.items()
+        }
+        signal.signal(signal.SIGTERM, _interrupt)
+        exit_code = 0
+        try:
+            while True:
+                for name, child in children.items():
+                    if child.poll() is not None:
+                        self.stderr.write(f"{name} exited with status {child.returncode}")
+                        exit_code = child.returncode or 1
+                        raise KeyboardInterrupt
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            self.stdout.write("Stopping the web server and the worker ...")
+        finally:
+            _stop(children.values())
+        if exit_code:
+            sys.exit(exit_code)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    # `kill <pid>` stops the pair the same way Ctrl-C does.
+    raise KeyboardInterrupt
+
+
+def _stop(children: Any) -> None:
+    for child in children:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for child in children:
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()

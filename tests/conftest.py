@@ -1,0 +1,53 @@
+import shutil
+
+import pytest
+from django.conf import settings
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def on_mysql() -> bool:
+    return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.mysql"
+
+
+def _why_not_runnable(item: pytest.Item) -> str | None:
+    if item.get_closest_marker("mysql") and not on_mysql():
+        return "needs MySQL/MariaDB (set DATABASE_URL=mysql://...)"
+    if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
+        return f"needs Chromium at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tests that need a server this run does not have are left out, and said so at the
+    # end of the run: they are not skipped in place, they belong to another run
+    # (.ci/run runs the suite on SQLite and on MariaDB, with Chromium installed).
+    kept, left_out = [], {}
+    for item in items:
+        reason = _why_not_runnable(item)
+        if reason:
+            left_out.setdefault(reason, []).append(item)
+        else:
+            kept.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=[i for group in left_out.values() for i in group])
+        items[:] = kept
+    config.stash[_LEFT_OUT] = {reason: len(group) for reason, group in left_out.items()}
+
+
+_LEFT_OUT = pytest.StashKey[dict]()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    db = settings.DATABASES["default"]
+    return f"database: {db['ENGINE'].rsplit('.', 1)[-1]} {db.get('HOST') or ''} {db['NAME']}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    for reason, count in config.stash.get(_LEFT_OUT, {}).items():
+        terminalreporter.write_line(f"left out {count} test(s): {reason}", yellow=True)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,159 @@
+"""The tables on MySQL/MariaDB are the original system's tables, column for column."""
+
+import pytest
+from django.db import connection
+
+pytestmark = [pytest.mark.mysql, pytest.mark.django_db]
+
+# column -> (COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY)
+EXPECTED = {
+    "diagnosis_session": {
+        "id": ("bigint(20)", "NO", "PRI"),
+        "session_id": ("varchar(64)", "NO", "UNI"),
+        "user_id": ("varchar(64)", "YES", ""),
+        "query": ("longtext", "NO", ""),
+        "status": ("varchar(16)", "NO", "MUL"),
+        "answer": ("longtext", "YES", ""),
+        "self_evaluation": ("json", "YES", ""),
+        "feedback": ("varchar(16)", "YES", "MUL"),
+        "created_at": ("datetime(6)", "NO", "MUL"),
+        "updated_at": ("datetime(6)", "NO", ""),
+        "finished_at": ("datetime(6)", "YES", ""),
+        "feedback_at": ("datetime(6)", "YES", ""),
+    },
+    "tool_invocation": {
+        "id": ("bigint(20)", "NO", "PRI"),
+        "session_id": ("varchar(64)", "NO", "MUL"),
+        "invocation_id": ("varchar(64)", "YES", ""),
+        "tool_name": ("varchar(128)", "NO", ""),
+        "kind": ("varchar(16)", "NO", ""),
+        "status": ("varchar(16)", "NO", ""),
+        "match_level": ("varchar(8)", "YES", ""),
+        "hit_count": ("int(11)", "NO", ""),
+        "query": ("longtext", "YES", ""),
+        "error_message": ("longtext", "YES", ""),
+        "duration_ms": ("int(11)", "YES", ""),
+        "created_at": ("datetime(6)", "NO", ""),
+    },
+    "case_library": {
+        "case_id": ("char(36)", "NO", "PRI"),
+        "diagnosis_id": ("varchar(64)", "YES", "UNI"),
+        "source_type": ("varchar(16)", "NO", ""),
+        "fault_category": ("varchar(64)", "NO", "MUL"),
+        "error_code": ("varchar(64)", "YES", ""),
+        "title": ("varchar(255)", "NO", ""),
+        "root_cause": ("longtext", "NO", ""),
+        "solution": ("longtext", "NO", ""),
+        "created_by": ("varchar(64)", "NO", ""),
+        "updated_by": ("varchar(64)", "NO", ""),
+        "created_at": ("datetime(6)", "NO", "MUL"),
+        "updated_at": ("datetime(6)", "NO", ""),
+    },
+}
+
+
+def _columns(table: str) -> dict[str, dict[str, str]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT column_name, column_type, is_nullable, column_key, column_comment,"
+            " collation_name, column_default"
+            " FROM information_schema.columns"
+            " WHERE table_schema = DATABASE() AND table_name = %s",
+            [table],
+        )
+        names = ["type", "nullable", "key", "comment", "collation", "default"]
+        return {row[0]: dict(zip(names, row[1:], strict=True)) for row in cursor.fetchall()}
+
+
+def _is_mariadb() -> bool:
+    return connection.mysql_is_mariadb
+
+
+def _normalise(column_type: str) -> str:
+    # MySQL 8 drops integer display widths (bigint(20) -> bigint); MariaDB keeps them.
+    if not _is_mariadb():
+        for width in ("(20)", "(11)"):
+            column_type = column_type.replace(f"int{width}", "int")
+    return column_type
+
+
+@pytest.mark.parametrize("table", sorted(EXPECTED))
+def test_every_column_has_the_original_type_nullability_and_key(table: str) -> None:
+    actual = _columns(table)
+    expected = {}
+    for name, (column_type, nullable, key) in EXPECTED[table].items():
+        if column_type == "json" and _is_mariadb():
+            column_type = "longtext"  # MariaDB's JSON is LONGTEXT with a JSON_VALID check
+        expected[name] = (_normalise(column_type), nullable, key)
+    assert {
+        name: (_normalise(c["type"]), c["nullable"], c["key"]) for name, c in actual.items()
+    } == expected
+
+
+def test_self_evaluation_only_accepts_valid_json_on_mariadb() -> None:
+    if not _is_mariadb():
+        assert _columns("diagnosis_session")["self_evaluation"]["type"] == "json"
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT check_clause FROM information_schema.check_constraints"
+            " WHERE constraint_schema = DATABASE() AND table_name = 'diagnosis_session'"
+        )
+        clauses = [row[0] for row in cursor.fetchall()]
+    assert "json_valid(`self_evaluation`)" in clauses
+
+
+def test_answer_is_longtext_with_the_v008_comment() -> None:
+    answer = _columns("diagnosis_session")["answer"]
+    assert (answer["type"], answer["nullable"]) == ("longtext", "YES")
+    assert answer["comment"] == "Agent 返回给用户的完整答案"
+
+
+def test_hit_count_defaults_to_zero_in_the_database() -> None:
+    assert _columns("tool_invocation")["hit_count"]["default"] == "0"
+
+
+def test_identifiers_compare_case_sensitively() -> None:
+    assert _columns("diagnosis_session")["session_id"]["collation"] == "utf8mb4_bin"
+    assert _columns("tool_invocation")["session_id"]["collation"] == "utf8mb4_bin"
+    assert _columns("tool_invocation")["invocation_id"]["collation"] == "utf8mb4_bin"
+    assert _columns("case_library")["diagnosis_id"]["collation"] == "utf8mb4_bin"
+
+
+def _indexes(table: str) -> dict[str, tuple[bool, tuple[str, ...]]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT index_name, non_unique, column_name FROM information_schema.statistics"
+            " WHERE table_schema = DATABASE() AND table_name = %s"
+            " ORDER BY index_name, seq_in_index",
+            [table],
+        )
+        indexes: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        for name, non_unique, column in cursor.fetchall():
+            unique, columns = indexes.get(name, (not non_unique, ()))
+            indexes[name] = (unique, (*columns, column))
+        return indexes
+
+
+def test_unique_keys_make_sessions_invocations_and_cases_idempotent() -> None:
+    assert (True, ("session_id",)) in _indexes("diagnosis_session").values()
+    assert (True, ("session_id", "invocation_id")) in _indexes("tool_invocation").values()
+    assert (True, ("diagnosis_id",)) in _indexes("case_library").values()
+
+
+def test_indexes_serve_the_status_feedback_and_date_filters() -> None:
+    indexes = set(_indexes("diagnosis_session").values())
+    assert (False, ("created_at",)) in indexes
+    assert (False, ("status", "created_at")) in indexes
+    assert (False, ("feedback", "created_at")) in indexes
+
+
+def test_tool_invocation_session_id_references_the_session() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT referenced_table_name, referenced_column_name"
+            " FROM information_schema.key_column_usage"
+            " WHERE table_schema = DATABASE() AND table_name = 'tool_invocation'"
+            " AND column_name = 'session_id' AND referenced_table_name IS NOT NULL"
+        )
+        assert list(cursor.fetchall()) == [("diagnosis_session", "session_id")]

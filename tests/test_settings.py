@@ -1,0 +1,135 @@
+"""Configuration comes from the environment, with safe defaults and loud mistakes."""
+
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+SETTINGS = Path(__file__).resolve().parent.parent / "config" / "settings.py"
+ROOT = SETTINGS.parent.parent
+ENV_KEYS = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "Q_REDIS_URL", "REDIS_URL", "Q_SYNC")
+
+
+def load_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict:
+    for key in ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return runpy.run_path(str(SETTINGS))
+
+
+def test_debug_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(monkeypatch, SECRET_KEY="x" * 50)["DEBUG"] is False
+
+
+def test_secret_key_is_required_when_debug_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY must be set"):
+        load_settings(monkeypatch)
+
+
+def test_a_nonsense_boolean_is_refused_rather_than_guessed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ImproperlyConfigured, match="DEBUG must be one of"):
+        load_settings(monkeypatch, DEBUG="maybe", SECRET_KEY="x")
+
+
+def test_sqlite_is_the_default_with_wal_busy_timeout_and_immediate_transactions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    db = load_settings(monkeypatch, DEBUG="1")["DATABASES"]["default"]
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == str(ROOT / "db.sqlite3")
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert db["OPTIONS"]["timeout"] >= 5
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
+def test_a_mysql_url_gets_utf8mb4_strict_mode_and_bounded_waits(
+    monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    url = f"{scheme}://svc:s3cret@db.internal:3307/diagnosis"
+    db = load_settings(monkeypatch, DEBUG="1", DATABASE_URL=url)["DATABASES"]["default"]
+    assert db["ENGINE"] == "django.db.backends.mysql"
+    assert (db["HOST"], db["PORT"], db["NAME"], db["USER"]) == (
+        "db.internal",
+        3307,
+        "diagnosis",
+        "svc",
+    )
+    assert db["OPTIONS"]["charset"] == "utf8mb4"
+    assert "STRICT_TRANS_TABLES" in db["OPTIONS"]["init_command"]
+    assert db["OPTIONS"]["connect_timeout"] <= 10
+    assert db["CONN_HEALTH_CHECKS"] is True
+    assert db["CONN_MAX_AGE"] > 0
+    assert db["TEST"]["CHARSET"] == "utf8mb4"
+
+
+def test_an_unknown_database_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_URL"):
+        load_settings(monkeypatch, DEBUG="1", DATABASE_URL="oracle2://nope")
+
+
+def test_the_orm_broker_is_the_default_and_redis_is_used_when_configured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    q = load_settings(monkeypatch, DEBUG="1")["Q_CLUSTER"]
+    assert q["orm"] == "default" and "redis" not in q
+    q = load_settings(monkeypatch, DEBUG="1", Q_REDIS_URL="redis://127.0.0.1:6379/2")["Q_CLUSTER"]
+    assert q["redis"] == "redis://127.0.0.1:6379/2" and "orm" not in q
+
+
+def test_the_task_queue_kills_a_task_before_it_would_be_delivered_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    q = load_settings(monkeypatch, DEBUG="1")["Q_CLUSTER"]
+    assert q["timeout"] < q["retry"]
+    assert q["max_attempts"] > 0
+    assert 0 < q["save_limit"] <= 1000
+
+
+def production_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    env.update(
+        DEBUG="0",
+        SECRET_KEY="prod-" + "k3y" * 20,
+        ALLOWED_HOSTS="diagnosis.example.com",
+        SECURE_PROXY_SSL_HEADER="1",
+        **extra,
+    )
+    return env
+
+
+@pytest.mark.slow
+def test_check_deploy_passes_with_production_settings() -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=production_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_service_refuses_to_start_without_a_secret_key_in_production() -> None:
+    env = production_env()
+    del env["SECRET_KEY"]
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
