@@ -1,6 +1,22 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from caselibrary.views import CaseViewSet
+from config import errors
+from diagnosis.views import SessionViewSet
+
+router = SimpleRouter(trailing_slash=False)
+router.register("sessions", SessionViewSet, basename="session")
+router.register("cases", CaseViewSet, basename="case")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/schema", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/", include(router.urls)),
 ]
+
+handler404 = errors.not_found
+handler500 = errors.server_error

@@ -1,9 +1,19 @@
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from rest_framework_api_key.models import AbstractAPIKey
 
 from diagnosis.fields import IdentifierField
 
 SESSION_ID_MAX_LENGTH = 64
+# 1-64 characters, URL-safe without escaping; UUIDs fit.
+SESSION_ID_REGEX = r"\A[A-Za-z0-9._:-]{1,64}\Z"
+validate_session_id = RegexValidator(
+    SESSION_ID_REGEX,
+    message=_("A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -"),
+    code="invalid_session_id",
+)
 
 
 class SessionStatus(models.TextChoices):
@@ -41,7 +51,12 @@ class DiagnosisSession(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    session_id = IdentifierField(_("session id"), max_length=SESSION_ID_MAX_LENGTH, unique=True)
+    session_id = IdentifierField(
+        _("session id"),
+        max_length=SESSION_ID_MAX_LENGTH,
+        unique=True,
+        validators=[validate_session_id],
+    )
     user_id = models.CharField(_("user id"), max_length=64, null=True, blank=True)
     query = models.TextField(_("query"))
     status = models.CharField(
@@ -103,10 +118,14 @@ class ToolInvocation(models.Model):
     match_level = models.CharField(
         _("match level"), max_length=8, choices=MatchLevel.choices, null=True, blank=True
     )
-    hit_count = models.IntegerField(_("hit count"), default=0, db_default=0)
+    hit_count = models.IntegerField(
+        _("hit count"), default=0, db_default=0, validators=[MinValueValidator(0)]
+    )
     query = models.TextField(_("tool query"), null=True, blank=True)
     error_message = models.TextField(_("error message"), null=True, blank=True)
-    duration_ms = models.IntegerField(_("duration (ms)"), null=True, blank=True)
+    duration_ms = models.IntegerField(
+        _("duration (ms)"), null=True, blank=True, validators=[MinValueValidator(0)]
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
@@ -121,3 +140,59 @@ class ToolInvocation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
+
+    def clean(self) -> None:
+        problem = match_level_problem(
+            status=self.status, kind=self.kind, match_level=self.match_level
+        )
+        if problem:
+            raise ValidationError({"match_level": problem})
+
+
+def match_level_problem(*, status: str, kind: str, match_level: str | None) -> str | None:
+    """A match level is a fact about a successful retrieval; on anything else it is a lie."""
+    if match_level is None:
+        return None
+    if status != InvocationStatus.SUCCESS:
+        return "A failed call has no match level: leave matchLevel out or null."
+    if kind != ToolKind.RETRIEVAL:
+        return "Only retrieval calls have a match level: leave matchLevel out or null."
+    return None
+
+
+class ApiKeyScope(models.TextChoices):
+    """What a key may do. Agents ingest and read; a front end only sends feedback."""
+
+    FULL = "full", _("Everything")
+    AGENT = "agent", _("Agent: report sessions and read them back")
+    FRONTEND = "frontend", _("Front end: submit feedback only")
+
+
+class ApiPermission(models.TextChoices):
+    INGEST = "ingest"
+    READ = "read"
+    FEEDBACK = "feedback"
+
+
+SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {
+    ApiKeyScope.FULL: frozenset(ApiPermission.values),
+    ApiKeyScope.AGENT: frozenset({ApiPermission.INGEST, ApiPermission.READ}),
+    ApiKeyScope.FRONTEND: frozenset({ApiPermission.FEEDBACK}),
+}
+
+
+class ApiKey(AbstractAPIKey):
+    """A hashed API key (SHA-512 of a random 32-character secret; only the prefix is
+    stored in clear so the key can be found without scanning)."""
+
+    scope = models.CharField(
+        _("scope"), max_length=16, choices=ApiKeyScope.choices, default=ApiKeyScope.FULL
+    )
+
+    class Meta(AbstractAPIKey.Meta):
+        db_table = "api_key"
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+
+    def allows(self, permission: str) -> bool:
+        return permission in SCOPE_PERMISSIONS[self.scope]

@@ -51,3 +51,27 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def make_client(db):  # type: ignore[no-untyped-def]
+    """An API client holding a fresh key of the given scope."""
+    from rest_framework.test import APIClient
+
+    from diagnosis.models import ApiKey
+
+    def make(scope: str = "full") -> APIClient:
+        api_key, key = ApiKey.objects.create_key(name=f"test-{scope}", scope=scope)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
+        client.api_key = api_key
+        client.raw_key = key
+        return client
+
+    return make
+
+
+@pytest.fixture
+def api(make_client):  # type: ignore[no-untyped-def]
+    """A client with a full-scope key."""
+    return make_client("full")

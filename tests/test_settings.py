@@ -11,7 +11,15 @@ from django.core.exceptions import ImproperlyConfigured
 
 SETTINGS = Path(__file__).resolve().parent.parent / "config" / "settings.py"
 ROOT = SETTINGS.parent.parent
-ENV_KEYS = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "Q_REDIS_URL", "REDIS_URL", "Q_SYNC")
+ENV_KEYS = (
+    "DEBUG",
+    "SECRET_KEY",
+    "DATABASE_URL",
+    "Q_REDIS_URL",
+    "REDIS_URL",
+    "Q_SYNC",
+    "SECURE_SSL_REDIRECT",
+)
 
 
 def load_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict:

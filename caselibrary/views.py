@@ -1,0 +1,53 @@
+"""Read-only API over the case library."""
+
+import uuid
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from caselibrary import selectors
+from caselibrary.serializers import CaseOutput
+from config.api import NewestFirstCursorPagination
+from config.openapi import error_responses
+from diagnosis.models import ApiPermission
+from diagnosis.views import ApiViewSet
+
+
+class CasePagination(NewestFirstCursorPagination):
+    ordering = ("-created_at", "case_id")
+
+
+class CaseViewSet(ApiViewSet):
+    """The curated case library, read-only."""
+
+    lookup_field = "case_id"
+    lookup_url_kwarg = "caseId"
+    lookup_value_regex = "[^/]+"
+    required_permission = ApiPermission.READ
+
+    @extend_schema(
+        summary="The case library, newest first",
+        parameters=[
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int, description="page size, 1-200 (default 50)"),
+        ],
+        responses={200: CaseOutput(many=True), **error_responses(400, 401, 403)},
+    )
+    def list(self, request: Request) -> Response:
+        paginator = CasePagination()
+        page = paginator.paginate_queryset(selectors.case_list(), request, view=self)
+        return paginator.get_paginated_response(CaseOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="One case",
+        parameters=[OpenApiParameter("caseId", OpenApiTypes.UUID, OpenApiParameter.PATH)],
+        responses={200: CaseOutput, **error_responses(401, 403, 404)},
+    )
+    def retrieve(self, request: Request, caseId: str) -> Response:
+        try:
+            case_id = str(uuid.UUID(caseId))
+        except ValueError:
+            raise selectors.CaseNotFound(caseId) from None
+        return Response(CaseOutput(selectors.case_get(case_id=case_id)).data)

@@ -1,0 +1,173 @@
+"""Plumbing shared by every JSON endpoint: parsing, error bodies, pagination, fields.
+
+Error bodies of the ingest and read endpoints look like
+``{"code": "invalid", "message": "...", "errors": {"toolInvocations.3.matchLevel": [...]}}``;
+`/api/feedback` keeps the contract's own shape (see feedback/views.py).
+"""
+
+import logging
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, serializers, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+logger = logging.getLogger(__name__)
+
+ALLOWED_VALUES = 'Unknown value "{input}". Allowed values: {allowed}.'
+
+
+class DomainError(Exception):
+    """A request that is well-formed but cannot be carried out (404 or 409)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    code = "conflict"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(DomainError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    pass
+
+
+# --- Fields -----------------------------------------------------------------
+
+
+def _encodable(value: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("Contains an unpaired surrogate.") from None
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string, nothing else: 123 or true is an error, not "123" or "True"."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        _encodable(data)
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer: "12", 12.5 and true are errors."""
+
+    default_error_messages = {"invalid": "Must be an integer."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of the allowed strings, exactly; the error lists them."""
+
+    def __init__(self, choices: Any, **kwargs: Any) -> None:
+        super().__init__(choices, **kwargs)
+        allowed = ", ".join(str(value) for value in self.choices)
+        self.error_messages["invalid_choice"] = ALLOWED_VALUES.replace("{allowed}", allowed)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+# --- Errors -----------------------------------------------------------------
+
+
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested error structure as {"path.to.field": [messages]}."""
+    if isinstance(detail, dict):
+        flat: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = "" if key == "non_field_errors" else str(key)
+            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            flat.update(flatten_errors(value, path))
+        return flat
+    if isinstance(detail, list):
+        if all(not isinstance(item, (dict, list)) for item in detail):
+            return {prefix or "body": [str(item) for item in detail]} if detail else {}
+        flat = {}
+        for index, item in enumerate(detail):
+            flat.update(flatten_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+        return flat
+    return {prefix or "body": [str(detail)]}
+
+
+def error_body(code: str, message: str, errors: dict[str, list[str]] | None = None) -> dict:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """Every handled error as {"code", "message", "errors"?}; anything else re-raised."""
+    if isinstance(exc, DomainError):
+        set_rollback()
+        return Response(error_body(exc.code, exc.message), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        )
+    if not isinstance(exc, exceptions.APIException):
+        return None
+    set_rollback()
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(exc.wait))
+    if isinstance(exc, exceptions.ValidationError):
+        body = error_body("invalid", "The request has invalid fields.", flatten_errors(exc.detail))
+    else:
+        body = error_body(
+            exc.get_codes() if isinstance(exc.get_codes(), str) else "error", str(exc.detail)
+        )
+    return Response(body, status=exc.status_code, headers=headers)
+
+
+def json_error(status_code: int, code: str, message: str) -> JsonResponse:
+    """An error answered outside DRF (middleware, URL resolution)."""
+    return JsonResponse(error_body(code, message), status=status_code)
+
+
+# --- Pagination -------------------------------------------------------------
+
+
+class NewestFirstCursorPagination(CursorPagination):
+    """Stable pages over tables that grow while they are read; no COUNT(*)."""
+
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 200
+    ordering = "-id"
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error response (except /api/feedback's own shape)."""
+
+    code = serializers.CharField()
+    message = serializers.CharField()
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text='Field path -> messages, e.g. {"toolInvocations.3.matchLevel": [...]}',
+    )

@@ -1,0 +1,92 @@
+"""Guards in front of every API view."""
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from config.api import error_body
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[HttpRequest], HttpResponse]
+
+# Each endpoint may answer in its own error shape (the feedback contract has one).
+_ERROR_SHAPES: dict[str, Callable[[str, str], dict]] = {}
+
+
+def register_error_shape(path: str, shape: Callable[[str, str], dict]) -> None:
+    """Let an endpoint at `path` give middleware errors its own body shape."""
+    _ERROR_SHAPES[path] = shape
+
+
+def api_error(request: HttpRequest, status: int, code: str, message: str) -> JsonResponse:
+    shape = _ERROR_SHAPES.get(request.path, error_body)
+    return JsonResponse(
+        shape(code, message), status=status, json_dumps_params={"ensure_ascii": False}
+    )
+
+
+class RequestBodyLimitMiddleware:
+    """413 for an API request whose declared body is over API_MAX_BODY_BYTES, unread."""
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/"):
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if length > settings.API_MAX_BODY_BYTES:
+                return api_error(
+                    request,
+                    413,
+                    "payload_too_large",
+                    f"Request body is larger than {settings.API_MAX_BODY_BYTES} bytes.",
+                )
+        return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    """A database that cannot be reached is a 503 the client can retry, not a 500.
+
+    Covers connection loss, timeouts and lock waits (OperationalError/InterfaceError).
+    The connection is dropped so the next request reconnects (CONN_HEALTH_CHECKS).
+    """
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        logger.error("database unavailable: %s", _describe(exception))
+        _close_broken_connections()
+        message = "The database is unavailable; retry later."
+        if request.path.startswith("/api/"):
+            response = api_error(request, 503, "service_unavailable", message)
+        else:
+            response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "5"
+        return response
+
+
+def _describe(exception: DatabaseError) -> str:
+    # The driver's (code, message) only: no query text, which may carry user data.
+    args = getattr(exception, "args", ())
+    return " ".join(str(a) for a in args[:2]) or exception.__class__.__name__
+
+
+def _close_broken_connections() -> None:
+    for connection in connections.all(initialized_only=True):
+        try:
+            connection.close_if_unusable_or_obsolete()
+        except DatabaseError as exc:  # closing a dead connection may fail too
+            logger.warning("could not close a broken connection: %s", _describe(exc))

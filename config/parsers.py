@@ -1,0 +1,30 @@
+"""The request parser for every API endpoint.
+
+Kept apart from config/api.py: DRF imports parsers named in settings while its views
+module loads, so this module must not import rest_framework.views.
+"""
+
+import json
+
+from rest_framework import exceptions
+from rest_framework.parsers import JSONParser
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class StrictJSONParser(JSONParser):
+    """JSON only: no NaN/Infinity, and deep nesting is a 400, not a crash."""
+
+    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", "utf-8")
+        try:
+            text = stream.read().decode(encoding)
+            return json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+        except ValueError as exc:
+            # UnicodeDecodeError is a ValueError too: invalid UTF-8 lands here.
+            raise exceptions.ParseError(f"JSON parse error - {exc}") from None

@@ -1,0 +1,186 @@
+"""Writes for sessions and their tool-invocation facts.
+
+Agents reach these over the REST API (diagnosis/views.py) or call them in-process; both
+paths validate the same way (Django model validation) and behave identically.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from uuid import uuid4
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from config.api import Conflict, NotFound
+from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
+from evaluation.tasks import scoring_enqueue
+
+MAX_INVOCATIONS_PER_BATCH = 500
+FINAL_STATUSES = (SessionStatus.SUCCESS, SessionStatus.FAILED)
+
+
+class SessionNotFound(NotFound):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f'Session "{session_id}" does not exist.')
+
+
+class SessionAlreadyExists(Conflict):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f'Session "{session_id}" already exists.')
+
+
+class SessionFinished(Conflict):
+    def __init__(self, session: DiagnosisSession) -> None:
+        super().__init__(
+            f'Session "{session.session_id}" is already {session.status}: '
+            "no more tool invocations can be recorded."
+        )
+
+
+class CompletionConflict(Conflict):
+    def __init__(self, session: DiagnosisSession) -> None:
+        super().__init__(
+            f'Session "{session.session_id}" was already completed as {session.status} '
+            "with a different outcome; a session is completed once."
+        )
+
+
+@dataclass(frozen=True)
+class RecordedInvocations:
+    received: int
+    created: int
+
+    @property
+    def duplicates(self) -> int:
+        return self.received - self.created
+
+
+def session_start(
+    *, query: str, session_id: str | None = None, user_id: str | None = None
+) -> DiagnosisSession:
+    """Open a RUNNING session; a sessionId is generated when the agent has none."""
+    session = DiagnosisSession(
+        session_id=session_id if session_id is not None else str(uuid4()),
+        query=query,
+        user_id=user_id,
+        status=SessionStatus.RUNNING,
+    )
+    session.full_clean(validate_unique=False, validate_constraints=False)
+    if DiagnosisSession.objects.filter(session_id=session.session_id).exists():
+        raise SessionAlreadyExists(session.session_id)
+    try:
+        with transaction.atomic():
+            session.save(force_insert=True)
+    except IntegrityError:
+        # Lost a race with a request for the same id: the unique key decided.
+        raise SessionAlreadyExists(session.session_id) from None
+    return session
+
+
+def invocations_record(
+    *, session_id: str, invocations: Iterable[Mapping[str, Any]]
+) -> RecordedInvocations:
+    """Store tool-invocation facts, all or nothing.
+
+    An `invocation_id` already stored for the session (a retry) is skipped, as is a
+    repeat within the batch; the session row lock makes concurrent batches for one
+    session take turns, so overlapping retries store each fact once.
+    """
+    rows = [_invocation(session_id, data) for data in invocations]
+    if not rows:
+        raise ValidationError({"invocations": "Send at least one tool invocation."})
+    if len(rows) > MAX_INVOCATIONS_PER_BATCH:
+        raise ValidationError(
+            {"invocations": f"At most {MAX_INVOCATIONS_PER_BATCH} tool invocations per request."}
+        )
+    with transaction.atomic():
+        session = _lock_session(session_id, fields=("id", "session_id", "status"))
+        if session.status != SessionStatus.RUNNING:
+            raise SessionFinished(session)
+        keys = {row.invocation_id for row in rows if row.invocation_id is not None}
+        seen = (
+            set(
+                ToolInvocation.objects.filter(
+                    session_id=session_id, invocation_id__in=keys
+                ).values_list("invocation_id", flat=True)
+            )
+            if keys
+            else set()
+        )
+        new_rows = []
+        for row in rows:
+            if row.invocation_id is not None:
+                if row.invocation_id in seen:
+                    continue
+                seen.add(row.invocation_id)
+            new_rows.append(row)
+        ToolInvocation.objects.bulk_create(new_rows)
+    return RecordedInvocations(received=len(rows), created=len(new_rows))
+
+
+def session_complete(
+    *, session_id: str, status: str, answer: str | None = None
+) -> tuple[DiagnosisSession, bool]:
+    """RUNNING -> SUCCESS (with the answer) or FAILED, once.
+
+    Returns the session and whether this call completed it. Repeating the same
+    completion is a no-op; a different one is a CompletionConflict. Scoring is
+    enqueued after the commit of a completion to SUCCESS.
+    """
+    if status not in FINAL_STATUSES:
+        raise ValidationError(
+            {"status": f'Unknown value "{status}". Allowed values: SUCCESS, FAILED.'}
+        )
+    if status == SessionStatus.SUCCESS and (answer is None or not answer.strip()):
+        raise ValidationError({"answer": "A SUCCESS completion needs the answer."})
+    with transaction.atomic():
+        session = _lock_session(session_id)
+        if session.status != SessionStatus.RUNNING:
+            if session.status == status and session.answer == answer:
+                return session, False
+            raise CompletionConflict(session)
+        session.status = status
+        session.answer = answer
+        session.finished_at = timezone.now()
+        session.full_clean(validate_unique=False, validate_constraints=False)
+        session.save(update_fields=["status", "answer", "finished_at", "updated_at"])
+        if status == SessionStatus.SUCCESS:
+            scoring_enqueue(session_id=session_id)
+    return session, True
+
+
+def _lock_session(session_id: str, fields: Iterable[str] | None = None) -> DiagnosisSession:
+    queryset = DiagnosisSession.objects.select_for_update()
+    if fields:
+        queryset = queryset.only(*fields)
+    try:
+        return queryset.get(session_id=session_id)
+    except DiagnosisSession.DoesNotExist:
+        raise SessionNotFound(session_id) from None
+
+
+_INVOCATION_FIELDS = frozenset(
+    {
+        "invocation_id",
+        "tool_name",
+        "kind",
+        "status",
+        "match_level",
+        "hit_count",
+        "query",
+        "error_message",
+        "duration_ms",
+    }
+)
+
+
+def _invocation(session_id: str, data: Mapping[str, Any]) -> ToolInvocation:
+    unknown = set(data) - _INVOCATION_FIELDS
+    if unknown:
+        raise ValidationError({name: "Unknown field." for name in sorted(unknown)})
+    row = ToolInvocation(session_id=session_id, **data)
+    # The session is checked under the lock; the unique key by the dedup above.
+    row.full_clean(exclude=["session"], validate_unique=False, validate_constraints=False)
+    return row

@@ -1,0 +1,215 @@
+"""Ingest and read API for sessions: thin views over diagnosis/services.py and selectors."""
+
+import re
+from typing import Any
+
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.utils import translation
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import NewestFirstCursorPagination
+from config.openapi import error_responses
+from diagnosis import selectors, services
+from diagnosis.apikeys import ApiKeyAuthentication, HasApiPermission
+from diagnosis.models import SESSION_ID_REGEX, ApiPermission
+from diagnosis.serializers import (
+    SESSION_ID_HELP,
+    RecordedInvocationsOutput,
+    SessionCompleteInput,
+    SessionDetailOutput,
+    SessionListFilters,
+    SessionOutput,
+    SessionStartInput,
+    ToolInvocationInput,
+)
+
+_SESSION_ID = re.compile(SESSION_ID_REGEX)
+
+SESSION_ID_PARAMETER = OpenApiParameter(
+    "sessionId",
+    str,
+    OpenApiParameter.PATH,
+    description=SESSION_ID_HELP,
+    pattern=r"^[A-Za-z0-9._:-]{1,64}$",
+)
+
+
+class ApiViewSet(viewsets.ViewSet):
+    """Every /api/ endpoint: API key required, scope checked per action."""
+
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasApiPermission]
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # Machines read these messages (and grep logs for them): one language,
+        # whatever LANGUAGE_CODE the admin is shown in.
+        with translation.override("en"):
+            return super().dispatch(request, *args, **kwargs)
+
+
+def validated(serializer_class: type[serializers.Serializer], data: object) -> dict:
+    """Validate a body that must be a JSON object."""
+    if not isinstance(data, dict):
+        raise serializers.ValidationError({"body": ["Expected a JSON object."]})
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def checked_session_id(value: str) -> str:
+    if not _SESSION_ID.match(value):
+        raise serializers.ValidationError({"sessionId": [f"A sessionId is {SESSION_ID_HELP}."]})
+    return value
+
+
+class SessionViewSet(ApiViewSet):
+    """Agents report sessions, their tool-invocation facts and answers, and read them back."""
+
+    lookup_field = "session_id"
+    lookup_url_kwarg = "sessionId"
+    lookup_value_regex = "[^/]+"
+    required_permission = {
+        "create": ApiPermission.INGEST,
+        "tool_invocations": ApiPermission.INGEST,
+        "complete": ApiPermission.INGEST,
+        "retrieve": ApiPermission.READ,
+        "list": ApiPermission.READ,
+    }
+
+    @extend_schema(
+        summary="Start a session",
+        request=SessionStartInput,
+        responses={201: SessionOutput, **error_responses(400, 401, 403, 409, 413, 415)},
+    )
+    def create(self, request: Request) -> Response:
+        data = validated(SessionStartInput, request.data)
+        session = services.session_start(
+            session_id=data.get("sessionId"), query=data["query"], user_id=data.get("userId")
+        )
+        session.linked_case_id = None
+        return Response(SessionOutput(session).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="List sessions, newest first",
+        parameters=[
+            OpenApiParameter("status", str, enum=["RUNNING", "SUCCESS", "FAILED"]),
+            OpenApiParameter(
+                "feedback",
+                str,
+                enum=["useful", "not_useful", "none"],
+                description="none: no feedback yet",
+            ),
+            OpenApiParameter("createdAfter", OpenApiTypes.DATETIME, description="inclusive"),
+            OpenApiParameter("createdBefore", OpenApiTypes.DATETIME, description="exclusive"),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int, description="page size, 1-200 (default 50)"),
+        ],
+        responses={200: SessionOutput(many=True), **error_responses(400, 401, 403)},
+    )
+    def list(self, request: Request) -> Response:
+        filters = SessionListFilters(data=request.query_params.dict())
+        filters.is_valid(raise_exception=True)
+        f = filters.validated_data
+        queryset = selectors.session_list(
+            status=f.get("status"),
+            feedback=f.get("feedback"),
+            created_after=f.get("createdAfter"),
+            created_before=f.get("createdBefore"),
+        )
+        paginator = NewestFirstCursorPagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(SessionOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="A session with its score, feedback, case and tool invocations",
+        parameters=[SESSION_ID_PARAMETER],
+        responses={200: SessionDetailOutput, **error_responses(400, 401, 403, 404)},
+    )
+    def retrieve(self, request: Request, sessionId: str) -> Response:
+        session = selectors.session_get(session_id=checked_session_id(sessionId))
+        session.invocations = list(selectors.session_invocations(session_id=session.session_id))
+        return Response(SessionDetailOutput(session).data)
+
+    @extend_schema(
+        summary="Record tool invocations (one object or a list of up to 500)",
+        parameters=[SESSION_ID_PARAMETER],
+        request=PolymorphicProxySerializer(
+            component_name="ToolInvocationsBody",
+            serializers=[ToolInvocationInput, ToolInvocationInput(many=True)],
+            resource_type_field_name=None,
+            many=False,
+        ),
+        responses={
+            201: OpenApiResponse(RecordedInvocationsOutput, description="Something was stored."),
+            200: OpenApiResponse(
+                RecordedInvocationsOutput, description="Nothing new: every invocationId was stored."
+            ),
+            **error_responses(400, 401, 403, 404, 409, 413, 415),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="tool-invocations")
+    def tool_invocations(self, request: Request, sessionId: str) -> Response:
+        session_id = checked_session_id(sessionId)
+        body = request.data
+        items = body if isinstance(body, list) else [body]
+        if not items:
+            raise serializers.ValidationError({"body": ["Send at least one tool invocation."]})
+        if len(items) > services.MAX_INVOCATIONS_PER_BATCH:
+            raise serializers.ValidationError(
+                {"body": [f"At most {services.MAX_INVOCATIONS_PER_BATCH} tool invocations."]}
+            )
+        if not all(isinstance(item, dict) for item in items):
+            raise serializers.ValidationError(
+                {"body": ["Expected a JSON object or a list of JSON objects."]}
+            )
+        serializer = ToolInvocationInput(data=items, many=True)
+        if not serializer.is_valid():
+            errors = serializer.errors if isinstance(body, list) else serializer.errors[0]
+            raise serializers.ValidationError(errors)
+        recorded = services.invocations_record(
+            session_id=session_id,
+            invocations=[
+                ToolInvocationInput.to_service(item) for item in serializer.validated_data
+            ],
+        )
+        output = RecordedInvocationsOutput(
+            {
+                "sessionId": session_id,
+                "received": recorded.received,
+                "created": recorded.created,
+                "duplicates": recorded.duplicates,
+            }
+        )
+        code = status.HTTP_201_CREATED if recorded.created else status.HTTP_200_OK
+        return Response(output.data, status=code)
+
+    @extend_schema(
+        summary="Complete a session: RUNNING -> SUCCESS (with the answer) or FAILED, once",
+        parameters=[SESSION_ID_PARAMETER],
+        request=SessionCompleteInput,
+        responses={
+            200: OpenApiResponse(
+                SessionOutput, description="Completed now, or the same completion repeated."
+            ),
+            **error_responses(400, 401, 403, 404, 409, 413, 415),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def complete(self, request: Request, sessionId: str) -> Response:
+        session_id = checked_session_id(sessionId)
+        data = validated(SessionCompleteInput, request.data)
+        services.session_complete(
+            session_id=session_id, status=data["status"], answer=data.get("answer")
+        )
+        return Response(SessionOutput(selectors.session_get(session_id=session_id)).data)
