@@ -55,3 +55,20 @@ class CaseLibrary(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+
+class FaultCategory(models.Model):
+    """The taxonomy a case's fault_category is chosen from; operators extend it."""
+
+    code = models.CharField(_("code"), max_length=64, primary_key=True)
+    name = models.CharField(_("name"), max_length=128)
+    description = models.TextField(_("description"), blank=True, default="")
+
+    class Meta:
+        db_table = "fault_category"
+        ordering = ["code"]
+        verbose_name = _("fault category")
+        verbose_name_plural = _("fault categories")
+
+    def __str__(self) -> str:
+        return f"{self.code} · {self.name}"

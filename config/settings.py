@@ -5,6 +5,7 @@ Everything that differs between a laptop and production comes from the environme
 django-q2 ORM broker, DEBUG off unless asked for.
 """
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -173,6 +174,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 
 # --- REST API ---------------------------------------------------------------
 
+# Per API key on POST /api/feedback, e.g. "6000/min"; "off" disables the limit.
+FEEDBACK_RATE_LIMIT: str | None = env_str("FEEDBACK_RATE_LIMIT", "6000/min")
+if FEEDBACK_RATE_LIMIT.lower() == "off":
+    FEEDBACK_RATE_LIMIT = None
+elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
+    raise ImproperlyConfigured(
+        f'FEEDBACK_RATE_LIMIT must look like "6000/min" or be "off", got {FEEDBACK_RATE_LIMIT!r}'
+    )
+
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
@@ -216,7 +226,9 @@ Q_CLUSTER = {
     "max_attempts": env_int("Q_MAX_ATTEMPTS", 5, minimum=1),
     # Successful scorings are not worth keeping by the million; failures always are.
     "save_limit": env_int("Q_SAVE_LIMIT", 200),
-    "ack_failures": True,
+    # A failed task stays queued and is retried every `retry` seconds, up to
+    # `max_attempts`; each failure is visible (and can be resubmitted) in the admin.
+    "ack_failures": False,
     "catch_up": False,
     "poll": env_float("Q_POLL", 0.2),
     "label": "Task queue",

@@ -6,10 +6,12 @@ from rest_framework.routers import SimpleRouter
 from caselibrary.views import CaseViewSet
 from config import errors
 from diagnosis.views import SessionViewSet
+from feedback.views import FeedbackViewSet
 
 router = SimpleRouter(trailing_slash=False)
 router.register("sessions", SessionViewSet, basename="session")
 router.register("cases", CaseViewSet, basename="case")
+router.register("feedback", FeedbackViewSet, basename="feedback")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

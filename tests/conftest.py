@@ -75,3 +75,34 @@ def make_client(db):  # type: ignore[no-untyped-def]
 def api(make_client):  # type: ignore[no-untyped-def]
     """A client with a full-scope key."""
     return make_client("full")
+
+
+class StatementCounter:
+    """Captured SQL minus SAVEPOINT/RELEASE, which only exist because each test runs
+    inside a transaction (in production the same atomic block is a BEGIN/COMMIT)."""
+
+    def __init__(self) -> None:
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        self._context = CaptureQueriesContext(connection)
+
+    def __enter__(self) -> "StatementCounter":
+        self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._context.__exit__(*exc)
+
+    @property
+    def statements(self) -> list[str]:
+        return [
+            q["sql"]
+            for q in self._context.captured_queries
+            if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))
+        ]
+
+
+@pytest.fixture
+def count_statements():  # type: ignore[no-untyped-def]
+    return StatementCounter

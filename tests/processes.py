@@ -1,5 +1,6 @@
 """Helpers for tests that start real processes (web server, qcluster, gunicorn)."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -78,13 +79,97 @@ def alive(pids: set[int]) -> set[int]:
 
 
 def stop_group(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20) -> None:
-    """Stop a process started with start_new_session=True, and everything it started."""
+    """Stop a process started with start_new_session=True, and everything it started.
+
+    The leader gets `sig` and `timeout` seconds to stop its own children; whatever is
+    left in its process group is then killed.
+    """
     if process.poll() is None:
+        process.send_signal(sig)
         try:
-            os.killpg(process.pid, sig)
             process.wait(timeout=timeout)
-        except ProcessLookupError:
-            pass
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            process.kill()
             process.wait()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_database_url() -> str:
+    """A DATABASE_URL for child processes that points at the test database."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "mysql":
+        host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}"
+        return f"mysql://{db['USER']}:{db['PASSWORD']}@{host}/{db['NAME']}"
+    return f"sqlite:///{db['NAME']}"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a real server/worker process on the test database."""
+    env = {k: v for k, v in os.environ.items() if k not in {"Q_SYNC"}}
+    env.update(DATABASE_URL=test_database_url(), Q_SYNC="0", PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def start_gunicorn(
+    env: dict[str, str], *, workers: int = 4, log=None
+) -> tuple[subprocess.Popen, str]:  # type: ignore[no-untyped-def]
+    """gunicorn serving the real app; returns the process and its base URL once it answers."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv/bin/gunicorn"),
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--timeout",
+            "60",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log or subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: _answers(f"{base}/api/schema"), timeout=60, what="gunicorn")
+    except TimeoutError:
+        stop_group(process)
+        raise
+    return process, base
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def post_json(url: str, body: object, *, key: str, timeout: float = 30) -> tuple[int, dict]:
+    """POST JSON; returns (status, parsed body) for any status code."""
+    import json
+
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Api-Key {key}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        payload = error.read()
+        try:
+            return error.code, json.loads(payload or b"null")
+        except ValueError:
+            return error.code, {"raw": payload.decode(errors="replace")}

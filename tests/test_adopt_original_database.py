@@ -134,3 +134,23 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
         " AND table_name = 'diagnosis_session' AND column_name = 'answer'",
     )
     assert comment == [("Agent 返回给用户的完整答案",)]
+    collations = _query(
+        original_database,
+        "SELECT table_name, column_name, collation_name FROM information_schema.columns"
+        " WHERE table_schema = '{db}' AND column_name IN ('session_id', 'diagnosis_id')"
+        " ORDER BY table_name",
+    )
+    assert collations == [
+        ("bad_case_review", "session_id", "utf8mb4_bin"),
+        ("case_library", "diagnosis_id", "utf8mb4_bin"),
+        ("diagnosis_session", "session_id", "utf8mb4_bin"),
+        ("tool_invocation", "session_id", "utf8mb4_bin"),
+    ]
+    foreign_keys = _query(
+        original_database,
+        "SELECT table_name, constraint_name FROM information_schema.referential_constraints"
+        " WHERE constraint_schema = '{db}' AND referenced_table_name = 'diagnosis_session'"
+        " ORDER BY table_name",
+    )
+    assert [table for table, _ in foreign_keys] == ["bad_case_review", "tool_invocation"]
+    assert ("tool_invocation", "fk_tool_invocation_session") in foreign_keys

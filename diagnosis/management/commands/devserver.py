@@ -1,5 +1,6 @@
 """Run the development web server and a django-q2 worker side by side."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -55,13 +56,18 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def _stop(children: Any) -> None:
+    # The leader first: qcluster stops its own workers cleanly on SIGTERM (signalling the
+    # whole group at once leaves it waiting for workers that are already gone).
     for child in children:
         if child.poll() is None:
-            os.killpg(child.pid, signal.SIGTERM)
+            child.terminate()
     deadline = time.monotonic() + STOP_GRACE_SECONDS
     for child in children:
         try:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)
+            child.kill()
             child.wait()
+        # Whatever the leader left behind in its group (runserver's reloaded child).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)

@@ -1,0 +1,106 @@
+"""Writes to the case library. This module owns the case table.
+
+Every write records who made it (`created_by` / `updated_by`): `system` for cases made
+from feedback, the operator's username for edits in the admin.
+"""
+
+from collections.abc import Collection
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary, FaultCategory, SourceType
+from diagnosis.models import DiagnosisSession
+
+TITLE_FROM_QUERY_LENGTH = 100
+EDITABLE_FIELDS = frozenset(
+    {"fault_category", "error_code", "title", "root_cause", "solution", "diagnosis_id"}
+)
+
+
+def case_create_from_session(*, session: DiagnosisSession) -> tuple[CaseLibrary, bool]:
+    """The AUTO case for a session marked useful; (case, created).
+
+    Idempotent: the unique key on diagnosis_id decides, so a session has one case however
+    many requests race to make it. Call inside the caller's transaction.
+    """
+    existing = CaseLibrary.objects.filter(diagnosis_id=session.session_id).first()
+    if existing is not None:
+        return existing, False
+    case = CaseLibrary(
+        diagnosis_id=session.session_id,
+        source_type=SourceType.AUTO,
+        fault_category=GENERAL_CATEGORY,
+        title=session.query[:TITLE_FROM_QUERY_LENGTH],
+        root_cause=session.answer,
+        solution=session.answer,
+        created_by=SYSTEM_USER,
+        updated_by=SYSTEM_USER,
+    )
+    try:
+        with transaction.atomic():
+            case.save(force_insert=True)
+    except IntegrityError:
+        # Another request made it between our read and our insert: theirs is the case.
+        return CaseLibrary.objects.get(diagnosis_id=session.session_id), False
+    return case, True
+
+
+def case_create_manual(
+    *,
+    created_by: str,
+    title: str,
+    root_cause: str,
+    solution: str,
+    fault_category: str = GENERAL_CATEGORY,
+    error_code: str | None = None,
+    diagnosis_id: str | None = None,
+) -> CaseLibrary:
+    """A case an operator writes, from scratch or prefilled from a session."""
+    case = CaseLibrary(
+        source_type=SourceType.MANUAL,
+        title=title,
+        root_cause=root_cause,
+        solution=solution,
+        fault_category=fault_category,
+        error_code=error_code or None,
+        diagnosis_id=diagnosis_id or None,
+        created_by=created_by,
+        updated_by=created_by,
+    )
+    _check_category(case.fault_category)
+    case.full_clean()
+    case.save(force_insert=True)
+    return case
+
+
+def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLibrary:
+    """Apply an operator's edits and record who made them."""
+    unknown = set(changes) - EDITABLE_FIELDS
+    if unknown:
+        raise ValidationError({name: "This field cannot be edited." for name in sorted(unknown)})
+    for name, value in changes.items():
+        setattr(case, name, value)
+    if "fault_category" in changes:
+        _check_category(case.fault_category)
+    case.updated_by = updated_by
+    case.full_clean()
+    case.save(update_fields=[*changes, "updated_by", "updated_at"])
+    return case
+
+
+def cases_set_category(*, case_ids: Collection[str], fault_category: str, updated_by: str) -> int:
+    """Bulk "set category"; returns how many cases changed."""
+    _check_category(fault_category)
+    return CaseLibrary.objects.filter(case_id__in=case_ids).update(
+        fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
+    )
+
+
+def _check_category(code: str) -> None:
+    if not FaultCategory.objects.filter(code=code).exists():
+        raise ValidationError(
+            {"fault_category": f'"{code}" is not in the fault-category taxonomy.'}
+        )

@@ -1,0 +1,61 @@
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from diagnosis.models import DiagnosisSession, Feedback
+
+
+class ReviewState(models.TextChoices):
+    NEW = "new", _("New")
+    TRIAGED = "triaged", _("Triaged")
+    RESOLVED = "resolved", _("Resolved")
+
+
+class BadCaseReview(models.Model):
+    """An operator's review of a bad case, kept out of diagnosis_session on purpose.
+
+    A bad case without a row here is NEW.
+    """
+
+    session = models.OneToOneField(
+        DiagnosisSession,
+        to_field="session_id",
+        db_column="session_id",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="review",
+        verbose_name=_("session"),
+    )
+    state = models.CharField(
+        _("review state"),
+        max_length=16,
+        choices=ReviewState.choices,
+        default=ReviewState.NEW,
+        db_index=True,
+    )
+    note = models.TextField(_("reviewer note"), blank=True, default="")
+    reviewed_by = models.CharField(_("reviewed by"), max_length=150, blank=True, default="")
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+
+    class Meta:
+        db_table = "bad_case_review"
+        verbose_name = _("bad-case review")
+        verbose_name_plural = _("bad-case reviews")
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.state}"
+
+
+class BadCaseManager(models.Manager):
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().filter(feedback=Feedback.NOT_USEFUL)
+
+
+class BadCase(DiagnosisSession):
+    """Sessions users marked not useful: the bad-case work queue."""
+
+    objects = BadCaseManager()
+
+    class Meta:
+        proxy = True
+        verbose_name = _("bad case")
+        verbose_name_plural = _("bad cases")

@@ -1,0 +1,97 @@
+"""Users' feedback on an answer: `useful` makes a case, `not_useful` marks a bad case."""
+
+import logging
+from dataclasses import dataclass
+
+from django.db import IntegrityError, OperationalError, transaction
+from django.utils import timezone
+
+from caselibrary.services import case_create_from_session
+from config.api import Conflict, NotFound
+from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
+
+logger = logging.getLogger(__name__)
+
+MYSQL_DEADLOCK = 1213
+MYSQL_LOCK_WAIT_TIMEOUT = 1205
+
+SESSION_NOT_FOUND = "会话不存在"
+SESSION_STILL_RUNNING = "会话仍在执行中，执行结束后才能反馈"
+SESSION_HAS_NO_ANSWER = "会话没有答案，不能标记为 useful"
+
+
+class FeedbackSessionNotFound(NotFound):
+    def __init__(self) -> None:
+        super().__init__(SESSION_NOT_FOUND)
+
+
+class FeedbackConflict(Conflict):
+    pass
+
+
+@dataclass(frozen=True)
+class FeedbackResult:
+    session_id: str
+    feedback: str
+    case_id: str | None
+    changed: bool
+
+
+def feedback_submit(*, session_id: str, feedback: str) -> FeedbackResult:
+    """Record `useful` / `not_useful` for a finished session; the last write wins.
+
+    `useful` also makes the session's case (once: a repeat returns the same caseId).
+    `status` is never touched. Repeating the value a session already has changes nothing,
+    not even `feedback_at`. Concurrent requests take turns on the session row; should
+    the case insert still collide or deadlock, it is retried once and the winner read.
+    """
+    if feedback not in Feedback.values:
+        raise ValueError(f"unknown feedback {feedback!r}")
+    try:
+        return _submit(session_id, feedback)
+    except (IntegrityError, OperationalError) as exc:
+        if isinstance(exc, OperationalError) and _mysql_code(exc) not in (
+            MYSQL_DEADLOCK,
+            MYSQL_LOCK_WAIT_TIMEOUT,
+        ):
+            raise
+        logger.warning(
+            "feedback retried after %s", exc.__class__.__name__, extra={"session_id": session_id}
+        )
+        return _submit(session_id, feedback)
+
+
+def _submit(session_id: str, feedback: str) -> FeedbackResult:
+    with transaction.atomic():
+        session = _lock(session_id, with_content=feedback == Feedback.USEFUL)
+        if session.status == SessionStatus.RUNNING:
+            raise FeedbackConflict(SESSION_STILL_RUNNING)
+        useful = feedback == Feedback.USEFUL
+        if useful and not (session.answer or "").strip():
+            raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
+        changed = session.feedback != feedback
+        if changed:
+            now = timezone.now()
+            DiagnosisSession.objects.filter(pk=session.pk).update(
+                feedback=feedback, feedback_at=now, updated_at=now
+            )
+        case_id = case_create_from_session(session=session)[0].case_id if useful else None
+    return FeedbackResult(
+        session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
+    )
+
+
+def _lock(session_id: str, *, with_content: bool) -> DiagnosisSession:
+    # The question and answer (LONGTEXT) are only read when a case is to be made.
+    fields = ["id", "session_id", "status", "feedback"]
+    if with_content:
+        fields += ["query", "answer"]
+    try:
+        return DiagnosisSession.objects.select_for_update().only(*fields).get(session_id=session_id)
+    except DiagnosisSession.DoesNotExist:
+        raise FeedbackSessionNotFound() from None
+
+
+def _mysql_code(exc: Exception) -> int | None:
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
