@@ -13,6 +13,9 @@ SCALE ?= small
 
 # mysqlclient is compiled from source: only install it where MySQL/MariaDB is used.
 comma := ,
+# Some machines' pip configuration names index folders that do not exist; pip says so
+# once per package. Not our problem to report.
+PIP_NOISE := is ignored: it is neither a file nor a directory
 ifneq ($(filter mysql% mariadb%,$(DATABASE_URL)),)
 RUN_EXTRAS := mysql
 TEST_EXTRAS := test$(comma)mysql
@@ -37,8 +40,9 @@ define venv
 	@stamp="$(VENV)/.installed-$(subst $(comma),-,$(1))"; spec=".[$(1)]"; [ -n "$(1)" ] || spec="."; \
 	if [ ! -f "$$stamp" ] || [ pyproject.toml -nt "$$stamp" ]; then \
 		echo "Installing dependencies into $(VENV) ..."; \
-		$(PY) -m pip install --quiet --upgrade pip && \
-		$(PY) -m pip install --quiet "$$spec" && touch "$$stamp"; \
+		$(PY) -m pip install --quiet --upgrade pip 2>&1 | grep -v "$(PIP_NOISE)"; \
+		$(PY) -m pip install --quiet "$$spec" 2>&1 | grep -v "$(PIP_NOISE)"; \
+		[ "$${PIPESTATUS[0]}" -eq 0 ] && touch "$$stamp"; \
 	fi
 endef
 

@@ -12,6 +12,7 @@ from caselibrary.serializers import CaseOutput
 from config.api import NewestFirstCursorPagination
 from config.openapi import error_responses
 from diagnosis.models import ApiPermission
+from diagnosis.serializers import PageParameters
 from diagnosis.views import ApiViewSet
 
 
@@ -26,17 +27,15 @@ class CaseViewSet(ApiViewSet):
     lookup_url_kwarg = "caseId"
     lookup_value_regex = "[^/]+"
     required_permission = ApiPermission.READ
+    pagination_class = CasePagination
 
     @extend_schema(
         summary="The case library, newest first",
-        parameters=[
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int, description="page size, 1-200 (default 50)"),
-        ],
         responses={200: CaseOutput(many=True), **error_responses(400, 401, 403)},
     )
     def list(self, request: Request) -> Response:
-        paginator = CasePagination()
+        PageParameters(data=request.query_params.dict()).is_valid(raise_exception=True)
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.case_list(), request, view=self)
         return paginator.get_paginated_response(CaseOutput(page, many=True).data)
 

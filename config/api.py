@@ -160,6 +160,13 @@ class NewestFirstCursorPagination(CursorPagination):
     max_page_size = 200
     ordering = "-id"
 
+    def decode_cursor(self, request):  # type: ignore[no-untyped-def]
+        # A cursor the client mangled is bad input (400), not a missing page (404).
+        try:
+            return super().decode_cursor(request)
+        except exceptions.NotFound:
+            raise exceptions.ValidationError({"cursor": ["Invalid cursor."]}) from None
+
 
 class ErrorSerializer(serializers.Serializer):
     """The body of every error response (except /api/feedback's own shape)."""

@@ -8,6 +8,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from config.api import error_body
+from config.logging import tag_request
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,20 @@ def api_error(request: HttpRequest, status: int, code: str, message: str) -> Jso
     return JsonResponse(
         shape(code, message), status=status, json_dumps_params={"ensure_ascii": False}
     )
+
+
+class SessionLogTagMiddleware:
+    """Tag log lines of a request whose URL names a session (…/sessions/{sessionId}/…)."""
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view: object, args: tuple, kwargs: dict) -> None:
+        if "sessionId" in kwargs:
+            tag_request(kwargs["sessionId"])
 
 
 class RequestBodyLimitMiddleware:

@@ -118,13 +118,18 @@ class SessionCompleteInput(StrictInputSerializer):
         return attrs
 
 
-class SessionListFilters(StrictInputSerializer):
+class PageParameters(StrictInputSerializer):
+    """The query string of a paginated list; anything unknown in it is an error."""
+
+    cursor = serializers.CharField(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=200)
+
+
+class SessionListFilters(PageParameters):
     status = StrictChoiceField(SessionStatus.choices, required=False)
     feedback = StrictChoiceField([*Feedback.values, "none"], required=False)
     createdAfter = serializers.DateTimeField(required=False)
     createdBefore = serializers.DateTimeField(required=False)
-    cursor = serializers.CharField(required=False)
-    limit = serializers.IntegerField(required=False, min_value=1, max_value=200)
 
 
 # --- Output -----------------------------------------------------------------

@@ -4,6 +4,7 @@ Agents reach these over the REST API (diagnosis/views.py) or call them in-proces
 paths validate the same way (Django model validation) and behave identically.
 """
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ from django.utils import timezone
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 from evaluation.tasks import scoring_enqueue
+
+logger = logging.getLogger(__name__)
 
 MAX_INVOCATIONS_PER_BATCH = 500
 FINAL_STATUSES = (SessionStatus.SUCCESS, SessionStatus.FAILED)
@@ -76,6 +79,7 @@ def session_start(
     except IntegrityError:
         # Lost a race with a request for the same id: the unique key decided.
         raise SessionAlreadyExists(session.session_id) from None
+    logger.info("session started", extra={"session_id": session.session_id})
     return session
 
 
@@ -117,6 +121,10 @@ def invocations_record(
                 seen.add(row.invocation_id)
             new_rows.append(row)
         ToolInvocation.objects.bulk_create(new_rows)
+    logger.info(
+        "tool invocations recorded",
+        extra={"session_id": session_id, "received": len(rows), "stored": len(new_rows)},
+    )
     return RecordedInvocations(received=len(rows), created=len(new_rows))
 
 
@@ -148,6 +156,7 @@ def session_complete(
         session.save(update_fields=["status", "answer", "finished_at", "updated_at"])
         if status == SessionStatus.SUCCESS:
             scoring_enqueue(session_id=session_id)
+    logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True
 
 

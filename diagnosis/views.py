@@ -76,6 +76,7 @@ def checked_session_id(value: str) -> str:
 class SessionViewSet(ApiViewSet):
     """Agents report sessions, their tool-invocation facts and answers, and read them back."""
 
+    pagination_class = NewestFirstCursorPagination
     lookup_field = "session_id"
     lookup_url_kwarg = "sessionId"
     lookup_value_regex = "[^/]+"
@@ -112,8 +113,6 @@ class SessionViewSet(ApiViewSet):
             ),
             OpenApiParameter("createdAfter", OpenApiTypes.DATETIME, description="inclusive"),
             OpenApiParameter("createdBefore", OpenApiTypes.DATETIME, description="exclusive"),
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int, description="page size, 1-200 (default 50)"),
         ],
         responses={200: SessionOutput(many=True), **error_responses(400, 401, 403)},
     )
@@ -127,7 +126,7 @@ class SessionViewSet(ApiViewSet):
             created_after=f.get("createdAfter"),
             created_before=f.get("createdBefore"),
         )
-        paginator = NewestFirstCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(SessionOutput(page, many=True).data)
 

@@ -1,12 +1,14 @@
 """Scoring sessions: load facts, run the pure rule engine, write the result in one UPDATE."""
 
 import logging
+import socket
 from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession, SessionStatus
+from evaluation.models import WorkerHeartbeat
 from evaluation.rules import Evaluation, evaluate
 from evaluation.selectors import invocation_facts_by_session, session_status_and_facts
 
@@ -31,6 +33,10 @@ def session_evaluate(*, session_id: str) -> Evaluation | None:
     result = evaluate(session_status=status, facts=facts)
     DiagnosisSession.objects.filter(session_id=session_id, status=status).update(
         self_evaluation=result, updated_at=timezone.now()
+    )
+    logger.info(
+        "session scored",
+        extra={"session_id": session_id, "evidence_score": result["evidence_score"]},
     )
     return result
 
@@ -57,3 +63,9 @@ def sessions_evaluate(*, sessions: Sequence[tuple[str, str]]) -> int:
                 self_evaluation=result, updated_at=now
             )
     return len(scorable)
+
+
+def heartbeat_record() -> None:
+    WorkerHeartbeat.objects.update_or_create(
+        host=socket.gethostname()[:255], defaults={"beat_at": timezone.now()}
+    )

@@ -76,6 +76,15 @@ def _submit(session_id: str, feedback: str) -> FeedbackResult:
                 feedback=feedback, feedback_at=now, updated_at=now
             )
         case_id = case_create_from_session(session=session)[0].case_id if useful else None
+    logger.info(
+        "feedback recorded",
+        extra={
+            "session_id": session_id,
+            "feedback": feedback,
+            "changed": changed,
+            "case_id": case_id,
+        },
+    )
     return FeedbackResult(
         session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
     )

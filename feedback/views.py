@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from config.api import DomainError
+from config.logging import tag_request
 from config.openapi import error_responses
 from diagnosis.models import ApiPermission
 from diagnosis.views import ApiViewSet
@@ -92,9 +93,10 @@ class FeedbackViewSet(ApiViewSet):
                 feedback_body(success=False, message=serializer.first_error()),
                 status=status.HTTP_400_BAD_REQUEST,
             )
+        session_id = serializer.validated_data["sessionId"]
+        tag_request(session_id)
         result = services.feedback_submit(
-            session_id=serializer.validated_data["sessionId"],
-            feedback=serializer.validated_data["feedback"],
+            session_id=session_id, feedback=serializer.validated_data["feedback"]
         )
         return Response(
             feedback_body(success=True, message=FEEDBACK_RECORDED, case_id=result.case_id)

@@ -4,11 +4,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
-from rest_framework.test import APIClient
 
 from caselibrary.models import CaseLibrary
 from diagnosis.models import ApiKey, DiagnosisSession
+from tests.concurrency import race
 from tests.factories import DiagnosisSessionFactory
 from tests.processes import child_env, post_json, start_gunicorn, stop_group
 
@@ -18,20 +17,14 @@ THREADS = 48
 
 
 def _race(key: str, bodies: list[dict]) -> list[tuple[int, dict]]:
-    barrier = threading.Barrier(len(bodies))
-
-    def submit(body: dict) -> tuple[int, dict]:
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
-        try:
-            barrier.wait(timeout=30)
+    def submit(body: dict):  # type: ignore[no-untyped-def]
+        def call(client):  # type: ignore[no-untyped-def]
             response = client.post("/api/feedback", body, format="json")
             return response.status_code, response.json()
-        finally:
-            connection.close()
 
-    with ThreadPoolExecutor(max_workers=len(bodies)) as pool:
-        return list(pool.map(submit, bodies))
+        return call
+
+    return race(key, [submit(body) for body in bodies])
 
 
 @pytest.fixture

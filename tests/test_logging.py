@@ -1,0 +1,92 @@
+"""Structured logs carry the session id on every line about a session; keys never appear."""
+
+import json
+import logging
+
+import pytest
+
+from config.logging import JsonFormatter, SessionContextFilter
+from tests.factories import DiagnosisSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def json_lines():  # type: ignore[no-untyped-def]
+    """Everything logged while the test runs, formatted as production formats it."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    handler = Collect(level=logging.DEBUG)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(SessionContextFilter())
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield lines
+    root.removeHandler(handler)
+    root.setLevel(previous)
+
+
+def test_every_line_about_a_session_names_it(
+    api, json_lines, django_capture_on_commit_callbacks
+) -> None:
+    api.post("/api/sessions", {"sessionId": "log-1", "query": "q"}, format="json")
+    api.post(
+        "/api/sessions/log-1/tool-invocations",
+        {"toolName": "QueryInternalDocsTools", "status": "SUCCESS", "matchLevel": "L1"},
+        format="json",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post(
+            "/api/sessions/log-1/complete", {"status": "SUCCESS", "answer": "a"}, format="json"
+        )
+    api.post("/api/feedback", {"sessionId": "log-1", "feedback": "useful"}, format="json")
+
+    ours = [json.loads(line) for line in json_lines]
+    messages = {
+        entry["message"]: entry
+        for entry in ours
+        if entry["logger"].split(".")[0] in {"diagnosis", "evaluation", "feedback"}
+    }
+    assert set(messages) >= {
+        "session started",
+        "tool invocations recorded",
+        "session completed",
+        "session scored",
+        "feedback recorded",
+    }
+    assert {entry["session_id"] for entry in messages.values()} == {"log-1"}
+    assert messages["session scored"]["evidence_score"] == 50
+    assert messages["feedback recorded"]["feedback"] == "useful"
+
+
+def test_a_failed_request_about_a_session_is_logged_with_it(api, json_lines) -> None:
+    DiagnosisSessionFactory(session_id="done", status="FAILED")
+
+    api.post("/api/sessions/done/complete", {"status": "SUCCESS", "answer": "late"}, format="json")
+
+    warnings = [json.loads(line) for line in json_lines if '"django.request"' in line]
+    assert warnings and all(entry["session_id"] == "done" for entry in warnings)
+
+
+def test_api_keys_never_reach_the_logs(make_client, client, json_lines, settings) -> None:
+    settings.DEBUG = True  # the most talkative configuration
+    api = make_client("full")
+    secret = api.raw_key
+    DiagnosisSessionFactory(session_id="k", status="SUCCESS", answer="a")
+
+    api.post("/api/sessions", {"query": "q"}, format="json")
+    api.post("/api/feedback", {"sessionId": "k", "feedback": "useful"}, format="json")
+    api.get("/api/sessions/nope")
+    client.get("/api/sessions", HTTP_AUTHORIZATION=f"Api-Key {secret[:-1]}x")
+    client.post(
+        "/api/feedback", {}, content_type="application/json", HTTP_AUTHORIZATION=f"Api-Key {secret}"
+    )
+
+    assert json_lines  # something was logged
+    assert not [line for line in json_lines if secret.split(".")[1] in line]
