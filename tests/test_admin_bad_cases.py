@@ -295,7 +295,10 @@ def test_staff_who_may_only_view_see_the_review_read_only(staff_client) -> None:
     page = text(response)
     assert "Triaged" in page and "checked the runbook" in page
     assert 'name="review_state"' not in page
-    assert staff_client.post(change_url(review.session), {"review_state": "resolved"}).status_code == 403
+    assert (
+        staff_client.post(change_url(review.session), {"review_state": "resolved"}).status_code
+        == 403
+    )
     assert 'name="action"' not in staff_client.get(LIST).content.decode()
 
 
