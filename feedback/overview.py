@@ -201,14 +201,11 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
             )
             for b in overview.bands
         ],
-        "totals": FeedbackSplit(
-            useful=overview.useful,
-            not_useful=overview.not_useful,
-            no_feedback=overview.sessions - overview.with_feedback,
+        "band_totals": FeedbackSplit(
+            **{kind: sum(getattr(b, kind) for b in overview.bands) for kind, _css in SERIES}
         ),
         "open_bad_cases_url": _changelist("feedback_badcase", review_state="open"),
         "awaiting_curation_url": _changelist("caselibrary_caselibrary", still_general="yes"),
-        "session_not_useful_url": _changelist("caselibrary_caselibrary", session_not_useful="yes"),
         "high_score_bad_cases_url": _changelist(
             "feedback_badcase", review_state="open", score_band=ScoreBand.HIGH
         ),

@@ -1,18 +1,18 @@
 """Reads for operators: bad cases with their review state, and the overview numbers."""
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from itertools import pairwise
 
 from django.core.cache import cache
-from django.db.models import Case, Count, F, Q, QuerySet, Value, When
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
-from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, score_band_q
-from feedback.models import BadCase, ReviewState
+from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, score_band
+from feedback.models import BadCase, BadCaseReview, ReviewState
 
 # A bad case without a review row is NEW.
 REVIEW_STATE = Coalesce(F("review__state"), Value(ReviewState.NEW))
@@ -21,12 +21,20 @@ OPEN_REVIEW_STATES = (ReviewState.NEW, ReviewState.TRIAGED)
 OVERVIEW_WINDOWS = (7, 30, 90)
 DEFAULT_OVERVIEW_WINDOW = 30
 OVERVIEW_CACHE_SECONDS = 60
+SCORE_SAMPLE = 5_000
 
 
-def bad_cases_open() -> QuerySet[BadCase]:
-    return BadCase.objects.alias(review_state=REVIEW_STATE).filter(
-        review_state__in=OPEN_REVIEW_STATES
-    )
+def bad_cases_open_count() -> int:
+    """Bad cases not resolved yet, of all time.
+
+    Counted as all bad cases minus the resolved ones: the first is an index-only count
+    over (feedback, created_at), the second starts from the few resolved reviews. The
+    straight LEFT JOIN reads every bad case's row to find its review.
+    """
+    resolved = BadCaseReview.objects.filter(
+        state=ReviewState.RESOLVED, session__feedback=Feedback.NOT_USEFUL
+    ).count()
+    return BadCase.objects.count() - resolved
 
 
 # --- Overview -------------------------------------------------------------------------
@@ -58,14 +66,27 @@ class FeedbackOverview:
     days: int
     since: datetime
     sessions: int
-    finished: int
-    useful: int
-    not_useful: int
-    bands: tuple[BandSplit, ...]
+    running: int
     per_day: tuple[DaySplit, ...]
+    bands: tuple[BandSplit, ...]
+    # The score distribution looks at the latest `score_sample` sessions of each kind of
+    # feedback in the window; `sampled` says whether some kind had more.
+    score_sample: int
+    sampled: bool
     cases_awaiting_curation: int
-    cases_whose_session_is_not_useful: int
     open_bad_cases: int
+
+    @property
+    def finished(self) -> int:
+        return self.sessions - self.running
+
+    @property
+    def useful(self) -> int:
+        return sum(d.useful for d in self.per_day)
+
+    @property
+    def not_useful(self) -> int:
+        return sum(d.not_useful for d in self.per_day)
 
     @property
     def with_feedback(self) -> int:
@@ -83,11 +104,13 @@ class FeedbackOverview:
 
 
 def feedback_overview(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> FeedbackOverview:
-    """The overview over sessions created in the last `days` days (local calendar days),
-    cached briefly: the page is opened often and the numbers move slowly.
+    """The overview over sessions created in the last `days` local calendar days, cached
+    briefly: the page is opened often and the numbers move slowly.
 
-    Work queues (cases awaiting curation, open bad cases) are not limited to the window:
-    they are what is left to do. They are counted on indexed columns.
+    Shaped for a table of millions: the counts per day are read from the (feedback,
+    created_at) index alone, the running ones from (status, created_at); only the
+    score sample reads rows. The work queues (open bad cases, cases still GENERAL) are
+    not limited to the window: they are what is left to do.
     """
     if days not in OVERVIEW_WINDOWS:
         raise ValueError(f"days must be one of {OVERVIEW_WINDOWS}")
@@ -98,79 +121,88 @@ def feedback_overview(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> FeedbackOvervie
 def _compute_overview(days: int) -> FeedbackOverview:
     today = timezone.localdate()
     day_starts = [_local_midnight(today - timedelta(days=n)) for n in range(days - 1, -2, -1)]
-    since = day_starts[0]
-    window = DiagnosisSession.objects.filter(created_at__gte=since)
-
-    bands: dict[str, dict[str, int]] = {band: {} for band in ScoreBand.values}
-    sessions = finished = 0
-    for row in _band_feedback_status_counts(window):
-        sessions += row["n"]
-        if row["status"] != SessionStatus.RUNNING:
-            finished += row["n"]
-        if row["band"] is not None:
-            split = bands[row["band"]]
-            kind = row["feedback"] or "none"
-            split[kind] = split.get(kind, 0) + row["n"]
-    band_splits = tuple(
-        BandSplit(
-            band=band,
-            useful=counts.get(Feedback.USEFUL, 0),
-            not_useful=counts.get(Feedback.NOT_USEFUL, 0),
-            no_feedback=counts.get("none", 0),
-        )
-        for band, counts in bands.items()
-    )
+    window = DiagnosisSession.objects.filter(created_at__gte=day_starts[0])
+    per_day = _per_day(window, day_starts)
+    bands, sampled = _score_bands(window)
     return FeedbackOverview(
         days=days,
-        since=since,
-        sessions=sessions,
-        finished=finished,
-        useful=sum(b.useful for b in band_splits),
-        not_useful=sum(b.not_useful for b in band_splits),
-        bands=band_splits,
-        per_day=_per_day(window, day_starts),
+        since=day_starts[0],
+        sessions=sum(d.total for d in per_day),
+        running=window.filter(status=SessionStatus.RUNNING).count(),
+        per_day=per_day,
+        bands=bands,
+        score_sample=SCORE_SAMPLE,
+        sampled=sampled,
         cases_awaiting_curation=CaseLibrary.objects.filter(fault_category=GENERAL_CATEGORY).count(),
-        cases_whose_session_is_not_useful=CaseLibrary.objects.filter(
-            diagnosis__feedback=Feedback.NOT_USEFUL
-        ).count(),
-        open_bad_cases=bad_cases_open().count(),
+        open_bad_cases=bad_cases_open_count(),
     )
 
 
-def _band_feedback_status_counts(window: QuerySet[DiagnosisSession]) -> QuerySet:
-    band = Case(
-        *(When(score_band_q(b), then=Value(b)) for b in ScoreBand.values),
-        default=Value(None),
-    )
-    return (
-        window.alias(score=EVIDENCE_SCORE)
-        .annotate(band=band)
-        .values("band", "feedback", "status")
+def _per_day(
+    window: QuerySet[DiagnosisSession], day_starts: list[datetime]
+) -> tuple[DaySplit, ...]:
+    # Local calendar days bounded in Python (grouping by a date function needs the
+    # server's time-zone tables on MySQL), numbered per row by a balanced CASE (a few
+    # comparisons, not one per day). The feedback condition is always true; it is there
+    # so that the (feedback, created_at) index answers the query without reading a row.
+    day = _day_number(day_starts[1:-1], first=0)
+    rows = (
+        window.filter(Q(feedback__isnull=True) | Q(feedback__in=Feedback.values))
+        .annotate(day=day)
+        .values("day", "feedback")
         .annotate(n=Count("id"))
         .order_by()
     )
-
-
-def _per_day(window: QuerySet[DiagnosisSession], day_starts: list[datetime]) -> tuple:
-    # Local calendar days, bounded in Python: grouping by a date function would need the
-    # server's time-zone tables on MySQL (CONVERT_TZ) and would not use the index anyway.
-    # One pass over the window, three conditional counts per day.
-    counts = {}
-    for n, (start, end) in enumerate(pairwise(day_starts)):
-        in_day = Q(created_at__gte=start, created_at__lt=end)
-        counts[f"u{n}"] = Count("id", filter=in_day & Q(feedback=Feedback.USEFUL))
-        counts[f"b{n}"] = Count("id", filter=in_day & Q(feedback=Feedback.NOT_USEFUL))
-        counts[f"t{n}"] = Count("id", filter=in_day)
-    totals = window.aggregate(**counts)
+    counts: dict[tuple[int, str | None], int] = {(r["day"], r["feedback"]): r["n"] for r in rows}
     return tuple(
         DaySplit(
             day=timezone.localdate(start),
-            useful=totals[f"u{n}"],
-            not_useful=totals[f"b{n}"],
-            no_feedback=totals[f"t{n}"] - totals[f"u{n}"] - totals[f"b{n}"],
+            useful=counts.get((n, Feedback.USEFUL), 0),
+            not_useful=counts.get((n, Feedback.NOT_USEFUL), 0),
+            no_feedback=counts.get((n, None), 0),
         )
         for n, start in enumerate(day_starts[:-1])
     )
+
+
+def _day_number(boundaries: list[datetime], *, first: int) -> Case | Value:
+    """The number of the day a row's created_at falls in, days split at `boundaries`."""
+    if not boundaries:
+        return Value(first)
+    middle = len(boundaries) // 2
+    return Case(
+        When(
+            created_at__lt=boundaries[middle],
+            then=_day_number(boundaries[:middle], first=first),
+        ),
+        default=_day_number(boundaries[middle + 1 :], first=first + middle + 1),
+        output_field=IntegerField(),
+    )
+
+
+def _score_bands(window: QuerySet[DiagnosisSession]) -> tuple[tuple[BandSplit, ...], bool]:
+    # A distribution needs a sample, not a million rows: the newest sessions of each
+    # kind, read newest-first along the (feedback, created_at) index.
+    per_kind: dict[str, dict[str, int]] = {}
+    sampled = False
+    for kind, condition in (
+        ("useful", Q(feedback=Feedback.USEFUL)),
+        ("not_useful", Q(feedback=Feedback.NOT_USEFUL)),
+        ("no_feedback", Q(feedback__isnull=True)),
+    ):
+        scores = list(
+            window.filter(condition)
+            .annotate(score=EVIDENCE_SCORE)
+            .order_by("-created_at")
+            .values_list("score", flat=True)[: SCORE_SAMPLE + 1]
+        )
+        sampled = sampled or len(scores) > SCORE_SAMPLE
+        per_kind[kind] = Counter(score_band(score) for score in scores[:SCORE_SAMPLE])
+    bands = tuple(
+        BandSplit(band=band, **{kind: per_kind[kind].get(band, 0) for kind in per_kind})
+        for band in ScoreBand.values
+    )
+    return bands, sampled
 
 
 def _local_midnight(day: date) -> datetime:

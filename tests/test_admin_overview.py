@@ -94,6 +94,20 @@ def test_sessions_per_day_are_drawn_stacked_by_feedback(admin_client, month) -> 
     assert svg.count("<rect") == 4  # today: three kinds; three days ago: one
 
 
+@pytest.mark.parametrize("days", [7, 30, 90])
+def test_every_day_of_the_window_gets_its_own_sessions(admin_client, days) -> None:
+    for n in range(days):
+        for _ in range(n % 3 + 1):
+            backdate(DiagnosisSessionFactory(useful=True), days=n)
+
+    per_day = admin_client.get(URL, {"days": days}).context["overview"].per_day
+
+    assert [d.day for d in per_day] == [
+        timezone.localdate() - timedelta(days=n) for n in range(days - 1, -1, -1)
+    ]
+    assert [d.useful for d in per_day] == [n % 3 + 1 for n in range(days - 1, -1, -1)]
+
+
 def test_the_window_can_be_widened(admin_client, month) -> None:
     overview = admin_client.get(URL, {"days": 90}).context["overview"]
 
@@ -109,21 +123,18 @@ def test_an_unknown_window_falls_back_to_thirty_days(admin_client, month) -> Non
 def test_work_queues_count_everything_still_to_do(admin_client, month) -> None:
     CaseLibraryFactory.create_batch(2)  # GENERAL: awaiting curation
     CaseLibraryFactory(fault_category="DATABASE")
-    CaseLibraryFactory(diagnosis=DiagnosisSessionFactory(not_useful=True), fault_category="NETWORK")
     BadCaseReviewFactory(state="resolved")
     BadCaseReviewFactory(state="triaged")
 
     response = admin_client.get(URL)
 
     overview = response.context["overview"]
-    # Open: the two from the month fixture (one 60 days old), one without review, one triaged.
-    assert overview.open_bad_cases == 4
+    # Open: the two from the month fixture (one 60 days old) and the triaged one.
+    assert overview.open_bad_cases == 3
     assert overview.cases_awaiting_curation == 2
-    assert overview.cases_whose_session_is_not_useful == 1
     page = response.content.decode()
     assert 'href="/admin/feedback/badcase/?review_state=open"' in page
     assert 'href="/admin/caselibrary/caselibrary/?still_general=yes"' in page
-    assert 'href="/admin/caselibrary/caselibrary/?session_not_useful=yes"' in page
 
 
 def test_an_empty_database_shows_dashes_not_errors(admin_client) -> None:
@@ -144,12 +155,36 @@ def test_the_numbers_are_cached_briefly(admin_client, month, django_assert_num_q
     assert response.context["overview"].sessions == 7
 
 
+@pytest.mark.parametrize("more", [0, 20])
 def test_the_numbers_take_a_fixed_number_of_queries(
-    admin_client, month, django_assert_num_queries
+    admin_client, month, django_assert_num_queries, more
 ) -> None:
-    # Session and user; bands by feedback and status; per day; three work queues.
-    with django_assert_num_queries(7):
+    DiagnosisSessionFactory.create_batch(more, not_useful=True, evidence_score=50)
+
+    # Session and user; counts per day; running; a score sample per kind of feedback;
+    # cases still GENERAL; bad cases and resolved reviews.
+    with django_assert_num_queries(10):
         admin_client.get(URL, {"days": 90})
+
+
+def test_the_score_distribution_of_a_busy_window_is_drawn_from_a_sample(
+    admin_client, month, monkeypatch
+) -> None:
+    monkeypatch.setattr("feedback.selectors.SCORE_SAMPLE", 2)
+
+    response = admin_client.get(URL)
+
+    overview = response.context["overview"]
+    assert overview.sampled
+    per_kind = [
+        sum(getattr(b, kind) for b in overview.bands)
+        for kind in ("useful", "not_useful", "no_feedback")
+    ]
+    assert per_kind == [2, 1, 2]
+    # The newest two useful sessions are the two scored 65 today, not the one of 3 days ago.
+    assert {b.band: b.useful for b in overview.bands}["65+"] == 2
+    assert "Drawn from the latest 2 sessions of each kind." in text(response)
+    assert overview.useful == 3  # the rates still count every session
 
 
 def test_the_overview_rejects_windows_it_does_not_offer() -> None:

@@ -3,8 +3,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from feedback.models import BadCaseReview
-from feedback.selectors import bad_cases_open
+from feedback.models import BadCase, BadCaseReview
+from feedback.selectors import REVIEW_STATE, bad_cases_open_count
 from feedback.services import bad_case_review_save, bad_cases_mark
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
 
@@ -107,12 +107,13 @@ def test_marking_works_through_batches(monkeypatch) -> None:
 
 
 def test_open_bad_cases_are_new_or_triaged_with_or_without_a_review_row() -> None:
-    fresh = DiagnosisSessionFactory(not_useful=True)
-    triaged = BadCaseReviewFactory(state="triaged")
+    DiagnosisSessionFactory(not_useful=True)
+    BadCaseReviewFactory(state="triaged")
+    BadCaseReviewFactory(state="new")
     BadCaseReviewFactory(state="resolved")
     DiagnosisSessionFactory(useful=True)
+    # A review left behind by a session whose user changed their mind is not a bad case.
+    BadCaseReviewFactory(state="resolved", session__feedback="useful")
 
-    assert set(bad_cases_open().values_list("session_id", flat=True)) == {
-        fresh.session_id,
-        triaged.session_id,
-    }
+    straight = BadCase.objects.alias(state=REVIEW_STATE).exclude(state="resolved").count()
+    assert bad_cases_open_count() == straight == 3
