@@ -189,34 +189,6 @@ class SessionAdminBase(admin.ModelAdmin):
             rows,
         )
 
-    @admin.display(description=_("case"))
-    def case_link(self, obj: DiagnosisSession) -> SafeString:
-        case_id = case_id_for_session(session_id=obj.session_id)
-        if case_id is not None:
-            url = reverse("admin:caselibrary_caselibrary_change", args=[case_id])
-            return format_html('<a href="{}">{}</a>', url, _("open the case"))
-        if not getattr(obj, "can_create_case", False):
-            return format_html("<em>{}</em>", _("none"))
-        url = reverse("admin:caselibrary_caselibrary_add")
-        return format_html(
-            '<a href="{}?{}">{}</a>',
-            url,
-            urlencode({"from_session": obj.session_id}),
-            _("create a case from this session"),
-        )
-
-    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
-        obj = super().get_object(request, object_id, from_field)
-        if obj is not None:
-            # Display methods see only the object, and the "create a case" link is only
-            # for those who may use it.
-            obj.can_create_case = self._can_create_case(request.user)
-        return obj
-
-    @staticmethod
-    def _can_create_case(user: Any) -> bool:
-        return bool(user and user.has_perm("caselibrary.add_caselibrary"))
-
 
 def _signed(delta: Any) -> str:
     if isinstance(delta, int) and delta > 0:
@@ -324,6 +296,34 @@ class DiagnosisSessionAdmin(SessionAdminBase):
 
     def has_create_case_permission(self, request: HttpRequest) -> bool:
         return self._can_create_case(request.user)
+
+    @admin.display(description=_("case"))
+    def case_link(self, obj: DiagnosisSession) -> SafeString:
+        case_id = case_id_for_session(session_id=obj.session_id)
+        if case_id is not None:
+            url = reverse("admin:caselibrary_caselibrary_change", args=[case_id])
+            return format_html('<a href="{}">{}</a>', url, _("open the case"))
+        if not getattr(obj, "can_create_case", False):
+            return format_html("<em>{}</em>", _("none"))
+        url = reverse("admin:caselibrary_caselibrary_add")
+        return format_html(
+            '<a href="{}?{}">{}</a>',
+            url,
+            urlencode({"from_session": obj.session_id}),
+            _("create a case from this session"),
+        )
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            # Display methods see only the object, and the "create a case" link is only
+            # for those who may use it.
+            obj.can_create_case = self._can_create_case(request.user)
+        return obj
+
+    @staticmethod
+    def _can_create_case(user: Any) -> bool:
+        return bool(user and user.has_perm("caselibrary.add_caselibrary"))
 
     @admin.action(
         description=_("Rescore the evidence of the selected sessions"), permissions=["change"]

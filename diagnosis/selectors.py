@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from django.db.models import F, IntegerField, Q, QuerySet, TextChoices
+from django.db.models import F, IntegerField, QuerySet, TextChoices
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils.translation import gettext_lazy as _
@@ -44,24 +44,17 @@ def score_band(score: int | None) -> str:
     return ScoreBand.ZERO  # scores are clamped to 0-100; a negative one is treated as 0
 
 
-def score_band_q(band: str, *, score: str = "score") -> Q:
-    """A filter for one band over a queryset that has `score` annotated or aliased."""
-    if band == ScoreBand.PENDING:
-        # __isnull, not =None: on a JSON column `=None` means a JSON null.
-        return Q(self_evaluation__isnull=True)
-    low, high = SCORE_BAND_BOUNDS[band]
-    condition = Q(**{f"{score}__gte": low})
-    if high is not None:
-        condition &= Q(**{f"{score}__lte": high})
-    return condition
-
-
 def sessions_in_score_band(
     queryset: QuerySet[DiagnosisSession], *, band: str
 ) -> QuerySet[DiagnosisSession]:
-    if band not in ScoreBand.values:
+    if band == ScoreBand.PENDING:
+        # __isnull, not =None: on a JSON column `=None` means a JSON null.
+        return queryset.filter(self_evaluation__isnull=True)
+    if band not in SCORE_BAND_BOUNDS:
         raise ValueError(f"unknown score band {band!r}")
-    return queryset.alias(band_score=EVIDENCE_SCORE).filter(score_band_q(band, score="band_score"))
+    low, high = SCORE_BAND_BOUNDS[band]
+    queryset = queryset.alias(band_score=EVIDENCE_SCORE).filter(band_score__gte=low)
+    return queryset if high is None else queryset.filter(band_score__lte=high)
 
 
 def _with_case_id(queryset: QuerySet[DiagnosisSession]) -> QuerySet[DiagnosisSession]:
