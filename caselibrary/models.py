@@ -6,6 +6,8 @@ from diagnosis.models import DiagnosisSession
 
 SYSTEM_USER = "system"
 GENERAL_CATEGORY = "GENERAL"
+# A case made from a session takes the first characters of its question as its title.
+TITLE_FROM_QUERY_LENGTH = 100
 
 
 class SourceType(models.TextChoices):
@@ -47,10 +49,11 @@ class CaseLibrary(models.Model):
     class Meta:
         db_table = "case_library"
         verbose_name = _("case")
-        verbose_name_plural = _("case library")
+        verbose_name_plural = _("cases")
         indexes = [
             models.Index(fields=["created_at"], name="idx_case_created"),
             models.Index(fields=["fault_category", "created_at"], name="idx_case_category_created"),
+            models.Index(fields=["source_type", "created_at"], name="idx_case_source_created"),
         ]
 
     def __str__(self) -> str:

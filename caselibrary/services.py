@@ -11,10 +11,17 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary, FaultCategory, SourceType
+from caselibrary.models import (
+    GENERAL_CATEGORY,
+    SYSTEM_USER,
+    TITLE_FROM_QUERY_LENGTH,
+    CaseLibrary,
+    FaultCategory,
+    SourceType,
+)
+from caselibrary.selectors import fault_category_in_use
 from diagnosis.models import DiagnosisSession
 
-TITLE_FROM_QUERY_LENGTH = 100
 EDITABLE_FIELDS = frozenset(
     {"fault_category", "error_code", "title", "root_cause", "solution", "diagnosis_id"}
 )
@@ -97,6 +104,33 @@ def cases_set_category(*, case_ids: Collection[str], fault_category: str, update
     return CaseLibrary.objects.filter(case_id__in=case_ids).update(
         fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
     )
+
+
+def cases_delete(*, case_ids: Collection[str]) -> int:
+    """Remove cases an operator judged wrong; returns how many went.
+
+    The source sessions stay: a session whose case is gone can be made into a case again.
+    """
+    deleted, _ = CaseLibrary.objects.filter(case_id__in=case_ids).delete()
+    return deleted
+
+
+def fault_category_save(*, code: str, name: str, description: str = "") -> FaultCategory:
+    """Add a category to the taxonomy, or rename/redescribe one (its code is its key)."""
+    category = FaultCategory(code=code, name=name, description=description)
+    category.full_clean(validate_unique=False)
+    category.save()
+    return category
+
+
+def fault_category_delete(*, code: str) -> None:
+    """Drop a category no case uses; GENERAL, where every AUTO case starts, stays."""
+    if fault_category_in_use(code=code):
+        raise ValidationError(
+            f'"{code}" is in use (GENERAL always is, as every new case starts there): '
+            "move its cases to another category first."
+        )
+    FaultCategory.objects.filter(code=code).delete()
 
 
 def _check_category(code: str) -> None:

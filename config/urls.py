@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 from caselibrary.views import CaseViewSet
 from config import errors
 from diagnosis.views import SessionViewSet
+from feedback.overview import overview_view
 from feedback.views import FeedbackViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -14,6 +15,7 @@ router.register("cases", CaseViewSet, basename="case")
 router.register("feedback", FeedbackViewSet, basename="feedback")
 
 urlpatterns = [
+    path("admin/overview/", admin.site.admin_view(overview_view), name="admin-overview"),
     path("admin/", admin.site.urls),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

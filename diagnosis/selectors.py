@@ -2,10 +2,59 @@
 
 from datetime import datetime
 
-from django.db.models import F, QuerySet
+from django.db.models import F, IntegerField, QuerySet, TextChoices
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import DiagnosisSession, ToolInvocation
 from diagnosis.services import SessionNotFound
+
+# The score lives inside the JSON column (diagnosis_session mirrors the original schema
+# and gets no column of its own). JSON_UNQUOTE(JSON_EXTRACT(...)) on MySQL/MariaDB,
+# ->> on SQLite, cast to an integer so that comparisons and sorting are numeric; NULL
+# while pending.
+EVIDENCE_SCORE = Cast(KT("self_evaluation__evidence_score"), IntegerField())
+
+
+class ScoreBand(TextChoices):
+    ZERO = "0", "0"
+    LOW = "1-39", "1–39"
+    MEDIUM = "40-64", "40–64"
+    HIGH = "65+", "≥ 65"
+    PENDING = "pending", _("pending")
+
+
+# Inclusive bounds; None means unbounded.
+SCORE_BAND_BOUNDS: dict[str, tuple[int, int | None]] = {
+    ScoreBand.ZERO: (0, 0),
+    ScoreBand.LOW: (1, 39),
+    ScoreBand.MEDIUM: (40, 64),
+    ScoreBand.HIGH: (65, None),
+}
+
+
+def score_band(score: int | None) -> str:
+    """The band a stored score falls in; PENDING for a session not scored yet."""
+    if score is None:
+        return ScoreBand.PENDING
+    for band, (low, high) in SCORE_BAND_BOUNDS.items():
+        if score >= low and (high is None or score <= high):
+            return band
+    return ScoreBand.ZERO  # scores are clamped to 0-100; a negative one is treated as 0
+
+
+def sessions_in_score_band(
+    queryset: QuerySet[DiagnosisSession], *, band: str
+) -> QuerySet[DiagnosisSession]:
+    if band == ScoreBand.PENDING:
+        # __isnull, not =None: on a JSON column `=None` means a JSON null.
+        return queryset.filter(self_evaluation__isnull=True)
+    if band not in SCORE_BAND_BOUNDS:
+        raise ValueError(f"unknown score band {band!r}")
+    low, high = SCORE_BAND_BOUNDS[band]
+    queryset = queryset.alias(band_score=EVIDENCE_SCORE).filter(band_score__gte=low)
+    return queryset if high is None else queryset.filter(band_score__lte=high)
 
 
 def _with_case_id(queryset: QuerySet[DiagnosisSession]) -> QuerySet[DiagnosisSession]:

@@ -1,14 +1,18 @@
-"""Users' feedback on an answer: `useful` makes a case, `not_useful` marks a bad case."""
+"""Users' feedback on an answer (`useful` makes a case, `not_useful` marks a bad case),
+and operators' review of the bad cases."""
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from caselibrary.services import case_create_from_session
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
+from feedback.models import BadCase, BadCaseReview, ReviewState
 
 logger = logging.getLogger(__name__)
 
@@ -104,3 +108,75 @@ def _lock(session_id: str, *, with_content: bool) -> DiagnosisSession:
 def _mysql_code(exc: Exception) -> int | None:
     args = getattr(exc, "args", ())
     return args[0] if args and isinstance(args[0], int) else None
+
+
+# --- Bad-case review ------------------------------------------------------------------
+
+MARK_BATCH = 1000
+
+
+def bad_case_review_save(*, session_id: str, state: str, note: str, reviewer: str) -> BadCaseReview:
+    """Record an operator's review of one bad case, with who made it and when."""
+    _check_review_state(state)
+    if not BadCase.objects.filter(session_id=session_id).exists():
+        raise ValidationError(f'Session "{session_id}" is not a bad case (feedback not_useful).')
+    review, _ = BadCaseReview.objects.update_or_create(
+        session_id=session_id,
+        defaults={
+            "state": state,
+            "note": note,
+            "reviewed_by": reviewer,
+            "reviewed_at": timezone.now(),
+        },
+    )
+    return review
+
+
+def bad_cases_mark(*, session_ids: Collection[str], state: str, reviewer: str) -> int:
+    """Move many bad cases to `state`; returns how many changed state.
+
+    Bad cases already in that state keep the reviewer and time of the first mark, and
+    notes are left as they are. Ids that are not bad cases are ignored.
+    """
+    _check_review_state(state)
+    ids = list(dict.fromkeys(session_ids))
+    changed = 0
+    now = timezone.now()
+    for start in range(0, len(ids), MARK_BATCH):
+        batch = ids[start : start + MARK_BATCH]
+        with transaction.atomic():
+            bad = list(
+                BadCase.objects.filter(session_id__in=batch).values_list("session_id", flat=True)
+            )
+            reviewed = set(
+                BadCaseReview.objects.filter(session_id__in=bad).values_list(
+                    "session_id", flat=True
+                )
+            )
+            changed += (
+                BadCaseReview.objects.filter(session_id__in=reviewed)
+                .exclude(state=state)
+                .update(state=state, reviewed_by=reviewer, reviewed_at=now)
+            )
+            # A bad case without a review row is NEW already.
+            unreviewed = [sid for sid in bad if sid not in reviewed]
+            if unreviewed and state != ReviewState.NEW:
+                BadCaseReview.objects.bulk_create(
+                    [
+                        BadCaseReview(
+                            session_id=sid, state=state, reviewed_by=reviewer, reviewed_at=now
+                        )
+                        for sid in unreviewed
+                    ],
+                    # Another operator's mark of the same case won the race: theirs stands.
+                    ignore_conflicts=True,
+                )
+                changed += len(unreviewed)
+    return changed
+
+
+def _check_review_state(state: str) -> None:
+    if state not in ReviewState.values:
+        raise ValidationError(
+            {"state": f'Unknown review state "{state}": one of {", ".join(ReviewState.values)}.'}
+        )

@@ -13,6 +13,8 @@ def on_mysql() -> bool:
 def _why_not_runnable(item: pytest.Item) -> str | None:
     if item.get_closest_marker("mysql") and not on_mysql():
         return "needs MySQL/MariaDB (set DATABASE_URL=mysql://...)"
+    if item.get_closest_marker("sqlite") and on_mysql():
+        return "about SQLite's behaviour (runs without DATABASE_URL)"
     if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
         return f"needs Chromium at {CHROMIUM} (apt-get install chromium)"
     return None
@@ -106,3 +108,33 @@ class StatementCounter:
 @pytest.fixture
 def count_statements():  # type: ignore[no-untyped-def]
     return StatementCounter
+
+
+# --- Admin ----------------------------------------------------------------------------
+
+
+def _logged_in(username: str, **flags: bool):  # type: ignore[no-untyped-def]
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.create_user(username, **flags))
+    return client
+
+
+@pytest.fixture
+def staff_client(db):  # type: ignore[no-untyped-def]
+    """Logged in as staff without any model permission."""
+    return _logged_in("ops.staff", is_staff=True)
+
+
+@pytest.fixture
+def user_client(db):  # type: ignore[no-untyped-def]
+    """Logged in, but not staff."""
+    return _logged_in("ops.user")
+
+
+@pytest.fixture
+def admin_in_english(settings) -> None:  # type: ignore[no-untyped-def]
+    """The admin defaults to Chinese; tests that read its messages read them in English."""
+    settings.LANGUAGE_CODE = "en"

@@ -2,15 +2,27 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from caselibrary.models import CaseLibrary, SourceType
+from caselibrary.models import CaseLibrary, FaultCategory, SourceType
 from diagnosis.models import (
     DiagnosisSession,
+    Feedback,
     InvocationStatus,
     MatchLevel,
     SessionStatus,
     ToolInvocation,
     ToolKind,
 )
+from feedback.models import BadCaseReview, ReviewState
+
+
+def evaluation(score: int) -> dict:
+    """A stored self_evaluation with that score (factors shaped like the rule engine's)."""
+    factors = [
+        {"name": "has_successful_tool_call", "delta": 30, "description": "有成功的工具调用(2次)"}
+    ]
+    if score != 30:
+        factors.append({"name": "adjustment", "delta": score - 30, "description": "test"})
+    return {"evidence_score": score, "source": "rule", "factors": factors}
 
 
 class DiagnosisSessionFactory(DjangoModelFactory):
@@ -22,7 +34,12 @@ class DiagnosisSessionFactory(DjangoModelFactory):
     query = factory.Faker("sentence", nb_words=12)
     status = SessionStatus.RUNNING
 
+    self_evaluation = factory.LazyAttribute(
+        lambda o: evaluation(o.evidence_score) if o.evidence_score is not None else None
+    )
+
     class Params:
+        evidence_score = None
         succeeded = factory.Trait(
             status=SessionStatus.SUCCESS,
             answer=factory.Faker("paragraph", nb_sentences=4),
@@ -31,6 +48,16 @@ class DiagnosisSessionFactory(DjangoModelFactory):
         failed = factory.Trait(
             status=SessionStatus.FAILED,
             finished_at=factory.LazyFunction(timezone.now),
+        )
+        useful = factory.Trait(
+            succeeded=True,
+            feedback=Feedback.USEFUL,
+            feedback_at=factory.LazyFunction(timezone.now),
+        )
+        not_useful = factory.Trait(
+            succeeded=True,
+            feedback=Feedback.NOT_USEFUL,
+            feedback_at=factory.LazyFunction(timezone.now),
         )
 
 
@@ -59,3 +86,23 @@ class CaseLibraryFactory(DjangoModelFactory):
     solution = factory.Faker("paragraph")
     created_by = "ops.curator"
     updated_by = "ops.curator"
+
+
+class FaultCategoryFactory(DjangoModelFactory):
+    class Meta:
+        model = FaultCategory
+        django_get_or_create = ("code",)
+
+    code = factory.Sequence(lambda n: f"CATEGORY_{n}")
+    name = factory.LazyAttribute(lambda o: o.code.title())
+
+
+class BadCaseReviewFactory(DjangoModelFactory):
+    class Meta:
+        model = BadCaseReview
+
+    session = factory.SubFactory(DiagnosisSessionFactory, not_useful=True)
+    state = ReviewState.TRIAGED
+    note = "looked at it"
+    reviewed_by = "ops.reviewer"
+    reviewed_at = factory.LazyFunction(timezone.now)

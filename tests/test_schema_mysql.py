@@ -38,7 +38,7 @@ EXPECTED = {
     "case_library": {
         "case_id": ("char(36)", "NO", "PRI"),
         "diagnosis_id": ("varchar(64)", "YES", "UNI"),
-        "source_type": ("varchar(16)", "NO", ""),
+        "source_type": ("varchar(16)", "NO", "MUL"),  # the admin's source-type filter
         "fault_category": ("varchar(64)", "NO", "MUL"),
         "error_code": ("varchar(64)", "YES", ""),
         "title": ("varchar(255)", "NO", ""),
@@ -146,6 +146,13 @@ def test_indexes_serve_the_status_feedback_and_date_filters() -> None:
     assert (False, ("created_at",)) in indexes
     assert (False, ("status", "created_at")) in indexes
     assert (False, ("feedback", "created_at")) in indexes
+
+
+def test_indexes_serve_the_case_library_and_bad_case_filters() -> None:
+    cases = set(_indexes("case_library").values())
+    assert (False, ("fault_category", "created_at")) in cases
+    assert (False, ("source_type", "created_at")) in cases
+    assert (False, ("state",)) in set(_indexes("bad_case_review").values())
 
 
 def test_tool_invocation_session_id_references_the_session() -> None:

@@ -1,0 +1,128 @@
+"""A changelist paginator that never counts a million rows.
+
+The admin asks its paginator for `count` on every page load, and Django's answer is a
+`COUNT(*)` over everything the filters match: seconds on a big InnoDB table. Here an
+unfiltered list on MySQL/MariaDB is estimated from the table statistics, and anything
+else is counted only up to a cap (`SELECT COUNT(*) FROM (SELECT ... LIMIT cap + 1)`).
+
+A cap bounds the rows counted, not the rows read: when few rows match (a rare word in a
+free-text search), the count still reads everything the filter has to look at. On
+MySQL/MariaDB that count is also stopped after `COUNT_SECONDS`, and the list says it did
+not count rather than making the operator wait for the same scan twice (the page of
+rows needs one too).
+"""
+
+from django.core.paginator import Paginator
+from django.db import DatabaseError, connections
+from django.db.models import QuerySet
+from django.utils.formats import number_format
+from django.utils.functional import cached_property
+from django.utils.translation import gettext as _
+
+COUNT_CAP = 10_000
+COUNT_SECONDS = 1.0
+
+# "Query execution was interrupted": MariaDB's max_statement_time, MySQL's
+# MAX_EXECUTION_TIME.
+_STATEMENT_TIMEOUT_CODES = {1969, 3024}
+
+
+class CountKind:
+    EXACT = "exact"
+    AT_LEAST = "at_least"  # the cap was reached: there are more
+    ESTIMATE = "estimate"  # from table statistics, can be off by tens of percent
+    UNCOUNTED = "uncounted"  # the count took longer than COUNT_SECONDS
+
+
+def table_row_estimate(queryset: QuerySet) -> int | None:
+    """The number of rows MySQL/MariaDB's statistics hold for the queryset's table."""
+    connection = connections[queryset.db]
+    if connection.vendor != "mysql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT TABLE_ROWS FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s",
+            [queryset.model._meta.db_table],
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def capped_count(queryset: QuerySet, *, cap: int, seconds: float) -> int | None:
+    """How many rows match, counting at most `cap + 1`; None if MySQL/MariaDB gave up
+    after `seconds`. Elsewhere the count has no time limit."""
+    capped = queryset.order_by().values("pk")[: cap + 1]
+    connection = connections[queryset.db]
+    if connection.vendor != "mysql":
+        return capped.count()
+    # Django's own SQL for the queryset, its values kept apart as parameters.
+    sql, params = capped.query.sql_with_params()
+    count_sql = f"SELECT COUNT(*) FROM ({sql}) c"  # noqa: S608
+    if connection.mysql_is_mariadb:
+        count_sql = f"SET STATEMENT max_statement_time={seconds:f} FOR {count_sql}"
+    else:
+        milliseconds = max(1, round(seconds * 1000))
+        count_sql = count_sql.replace(
+            "SELECT", f"SELECT /*+ MAX_EXECUTION_TIME({milliseconds}) */", 1
+        )
+    try:
+        # An interrupted statement is undone on its own: an enclosing transaction (say,
+        # ATOMIC_REQUESTS) carries on, as on MySQL any failed statement would.
+        with connection.cursor() as cursor:
+            cursor.execute(count_sql, params)
+            return int(cursor.fetchone()[0])
+    except DatabaseError as error:
+        if error.args and error.args[0] in _STATEMENT_TIMEOUT_CODES:
+            return None
+        raise
+
+
+class EstimatedCountPaginator(Paginator):
+    """`count` is exact up to `cap`; above it, "cap+" or a statistics estimate.
+
+    `count_kind` and `count_label` tell the templates which one an operator is looking
+    at (templates/admin/pagination.html shows "10,000+" or "≈ 1,000,000").
+    """
+
+    cap = COUNT_CAP
+    seconds = COUNT_SECONDS
+
+    @cached_property
+    def _count_and_kind(self) -> tuple[int, str]:
+        queryset = self.object_list
+        if not isinstance(queryset, QuerySet):
+            return len(queryset), CountKind.EXACT
+        if not queryset.query.where:
+            estimate = table_row_estimate(queryset)
+            # Small tables are counted: cheap, and statistics of a young table are poor.
+            if estimate is not None and estimate > self.cap:
+                return estimate, CountKind.ESTIMATE
+        counted = capped_count(queryset, cap=self.cap, seconds=self.seconds)
+        if counted is None:
+            # Pages up to the cap stay reachable; those past the end are empty.
+            return self.cap + 1, CountKind.UNCOUNTED
+        return counted, CountKind.AT_LEAST if counted > self.cap else CountKind.EXACT
+
+    @cached_property
+    def count(self) -> int:
+        return self._count_and_kind[0]
+
+    @property
+    def count_kind(self) -> str:
+        return self._count_and_kind[1]
+
+    @property
+    def count_is_exact(self) -> bool:
+        return self.count_kind == CountKind.EXACT
+
+    @property
+    def count_label(self) -> str:
+        count, kind = self._count_and_kind
+        if kind == CountKind.AT_LEAST:
+            return _("%(count)s+") % {"count": number_format(self.cap, force_grouping=True)}
+        if kind == CountKind.ESTIMATE:
+            return _("≈ %(count)s") % {"count": number_format(count, force_grouping=True)}
+        if kind == CountKind.UNCOUNTED:
+            return _("uncounted")
+        return number_format(count, force_grouping=True)

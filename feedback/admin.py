@@ -1,0 +1,281 @@
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext, override
+
+from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, session_change_url
+from diagnosis.selectors import session_invocations
+from feedback.models import BadCase, BadCaseReview, ReviewState
+from feedback.selectors import OPEN_REVIEW_STATES, REVIEW_STATE
+from feedback.services import bad_case_review_save, bad_cases_mark
+
+# Above this many calls the bad-case page shows the first ones and links to the session.
+INVOCATIONS_SHOWN = 300
+
+
+def _review_of(session: Any) -> BadCaseReview | None:
+    try:
+        return session.review
+    except ObjectDoesNotExist:
+        return None
+
+
+class ReviewStateFilter(admin.SimpleListFilter):
+    title = _("review state")
+    parameter_name = "review_state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [("open", _("open (new or triaged)")), *ReviewState.choices]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        if value == "open":
+            return queryset.filter(review_state__in=OPEN_REVIEW_STATES)
+        if value == ReviewState.NEW:
+            return queryset.filter(review_state=value)  # with or without a review row
+        if value in ReviewState.values:
+            # An inner join on the review's state: the database can start from the
+            # (few) reviews in that state instead of reading every bad case.
+            return queryset.filter(review__state=value)
+        return queryset
+
+
+class BadCaseReviewForm(forms.ModelForm):
+    """The review of a bad case; the session it is about stays read-only."""
+
+    review_state = forms.ChoiceField(label=_("review state"), choices=ReviewState.choices)
+    review_note = forms.CharField(
+        label=_("reviewer note"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+    )
+
+    class Meta:
+        model = BadCase
+        fields = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        review = _review_of(self.instance)
+        self.fields["review_state"].initial = review.state if review else ReviewState.NEW
+        self.fields["review_note"].initial = review.note if review else ""
+
+
+@admin.register(BadCase)
+class BadCaseAdmin(SessionAdminBase):
+    """The work queue of sessions users found not useful."""
+
+    form = BadCaseReviewForm
+    list_display = (
+        "session_id",
+        "query_excerpt",
+        "score_column",
+        "review_state_column",
+        "reviewed_by_column",
+        "feedback_at",
+        "created_at",
+        "session_link",
+    )
+    list_filter = (
+        ReviewStateFilter,
+        EvidenceScoreBandFilter,
+        ("created_at", admin.DateFieldListFilter),
+    )
+    list_select_related = ("review",)
+    fieldsets = (
+        (_("Review"), {"fields": ("review_state", "review_note", "reviewed")}),
+        (
+            _("Session"),
+            {
+                "fields": (
+                    "session_link",
+                    "user_id",
+                    "status",
+                    "created_at",
+                    "finished_at",
+                    "feedback_at",
+                )
+            },
+        ),
+        (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
+        (_("Evidence"), {"fields": ("score_detail", "factors_table", "invocations_table")}),
+    )
+    readonly_fields = (
+        "reviewed",
+        "session_link",
+        "user_id",
+        "status",
+        "created_at",
+        "finished_at",
+        "feedback_at",
+        "query_text",
+        "answer_text",
+        "score_detail",
+        "factors_table",
+        "invocations_table",
+    )
+    actions = ("mark_triaged", "mark_resolved")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(review_state=REVIEW_STATE)
+            .select_related("review")
+        )
+
+    def save_model(
+        self, request: HttpRequest, obj: BadCase, form: forms.Form, change: bool
+    ) -> None:
+        # Only the review is written, through its service; the session row is untouched.
+        if form.has_changed():
+            bad_case_review_save(
+                session_id=obj.session_id,
+                state=form.cleaned_data["review_state"],
+                note=form.cleaned_data["review_note"],
+                reviewer=request.user.get_username(),
+            )
+
+    # --- columns
+
+    @admin.display(description=_("review state"))
+    def review_state_column(self, obj: BadCase) -> SafeString:
+        return format_html(
+            '<span class="review-state review-{}">{}</span>',
+            obj.review_state,
+            ReviewState(obj.review_state).label,
+        )
+
+    @admin.display(description=_("reviewed by"))
+    def reviewed_by_column(self, obj: BadCase) -> str:
+        review = _review_of(obj)
+        return review.reviewed_by if review and review.reviewed_by else "-"
+
+    @admin.display(description=_("session"))
+    def session_link(self, obj: BadCase) -> SafeString:
+        return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)
+
+    # --- detail
+
+    # Those who may only view get these instead of the form's two fields (a read-only
+    # page looks each name up on the admin).
+    @admin.display(description=_("review state"))
+    def review_state(self, obj: BadCase) -> str:
+        return ReviewState(obj.review_state).label
+
+    @admin.display(description=_("reviewer note"))
+    def review_note(self, obj: BadCase) -> str:
+        review = _review_of(obj)
+        return review.note if review else ""
+
+    @admin.display(description=_("last review"))
+    def reviewed(self, obj: BadCase) -> str:
+        review = _review_of(obj)
+        if review is None or not review.reviewed_at:
+            return _("not reviewed yet")
+        return _("%(who)s, %(when)s") % {
+            "who": review.reviewed_by or "-",
+            "when": review.reviewed_at.strftime("%Y-%m-%d %H:%M"),
+        }
+
+    @admin.display(description=_("tool invocations"))
+    def invocations_table(self, obj: BadCase) -> SafeString:
+        # A table rather than an inline formset: this page is a form that is posted, and
+        # a few hundred inline rows would be a few hundred posted fields for nothing.
+        calls = list(session_invocations(session_id=obj.session_id)[: INVOCATIONS_SHOWN + 1])
+        if not calls:
+            return format_html("<em>{}</em>", _("no tool invocations"))
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    c.tool_name,
+                    c.get_kind_display(),
+                    c.get_status_display(),
+                    c.get_match_level_display() if c.match_level else "-",
+                    c.hit_count,
+                    c.query or "",
+                    c.error_message or "",
+                )
+                for c in calls[:INVOCATIONS_SHOWN]
+            ),
+        )
+        more = (
+            format_html(
+                '<p><a href="{}">{}</a></p>',
+                session_change_url(obj.pk),
+                _("More calls: see them all on the session page."),
+            )
+            if len(calls) > INVOCATIONS_SHOWN
+            else ""
+        )
+        headers = format_html_join(
+            "",
+            "<th>{}</th>",
+            (
+                (label,)
+                for label in (
+                    _("tool name"),
+                    _("kind"),
+                    _("status"),
+                    _("match level"),
+                    _("hit count"),
+                    _("tool query"),
+                    _("error message"),
+                )
+            ),
+        )
+        return format_html(
+            '<table class="invocations"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>{}',
+            headers,
+            rows,
+            more,
+        )
+
+    # --- actions
+
+    @admin.action(description=_("Mark the selected bad cases triaged"), permissions=["change"])
+    def mark_triaged(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._mark(request, queryset, ReviewState.TRIAGED)
+
+    @admin.action(description=_("Mark the selected bad cases resolved"), permissions=["change"])
+    def mark_resolved(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._mark(request, queryset, ReviewState.RESOLVED)
+
+    def _mark(self, request: HttpRequest, queryset: QuerySet, state: str) -> None:
+        changed = list(
+            queryset.exclude(review_state=state).select_related(None).only("id", "session_id")
+        )
+        count = bad_cases_mark(
+            session_ids=[s.session_id for s in changed],
+            state=state,
+            reviewer=request.user.get_username(),
+        )
+        if changed:
+            with override(None):
+                fields = [str(BadCaseReview._meta.get_field("state").verbose_name)]
+            LogEntry.objects.log_actions(
+                user_id=request.user.pk,
+                queryset=changed,
+                action_flag=CHANGE,
+                change_message=[{"changed": {"fields": fields}}],
+            )
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d bad case marked %(state)s.",
+                "%(count)d bad cases marked %(state)s.",
+                count,
+            )
+            % {"count": count, "state": ReviewState(state).label},
+            messages.SUCCESS,
+        )

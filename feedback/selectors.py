@@ -1,0 +1,209 @@
+"""Reads for operators: bad cases with their review state, and the overview numbers."""
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from django.core.cache import cache
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from caselibrary.models import GENERAL_CATEGORY, CaseLibrary
+from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
+from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, score_band
+from feedback.models import BadCase, BadCaseReview, ReviewState
+
+# A bad case without a review row is NEW.
+REVIEW_STATE = Coalesce(F("review__state"), Value(ReviewState.NEW))
+OPEN_REVIEW_STATES = (ReviewState.NEW, ReviewState.TRIAGED)
+
+OVERVIEW_WINDOWS = (7, 30, 90)
+DEFAULT_OVERVIEW_WINDOW = 30
+OVERVIEW_CACHE_SECONDS = 60
+SCORE_SAMPLE = 5_000
+
+
+def bad_cases_open_count() -> int:
+    """Bad cases not resolved yet, of all time.
+
+    Counted as all bad cases minus the resolved ones: the first is an index-only count
+    over (feedback, created_at), the second starts from the few resolved reviews. The
+    straight LEFT JOIN reads every bad case's row to find its review.
+    """
+    resolved = BadCaseReview.objects.filter(
+        state=ReviewState.RESOLVED, session__feedback=Feedback.NOT_USEFUL
+    ).count()
+    return BadCase.objects.count() - resolved
+
+
+# --- Overview -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FeedbackSplit:
+    useful: int = 0
+    not_useful: int = 0
+    no_feedback: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.useful + self.not_useful + self.no_feedback
+
+
+@dataclass(frozen=True)
+class BandSplit(FeedbackSplit):
+    band: str = ""
+
+
+@dataclass(frozen=True)
+class DaySplit(FeedbackSplit):
+    day: date | None = None
+
+
+@dataclass(frozen=True)
+class FeedbackOverview:
+    days: int
+    since: datetime
+    sessions: int
+    running: int
+    per_day: tuple[DaySplit, ...]
+    bands: tuple[BandSplit, ...]
+    # The score distribution looks at the latest `score_sample` sessions of each kind of
+    # feedback in the window; `sampled` says whether some kind had more.
+    score_sample: int
+    sampled: bool
+    cases_awaiting_curation: int
+    open_bad_cases: int
+
+    @property
+    def finished(self) -> int:
+        return self.sessions - self.running
+
+    @property
+    def useful(self) -> int:
+        return sum(d.useful for d in self.per_day)
+
+    @property
+    def not_useful(self) -> int:
+        return sum(d.not_useful for d in self.per_day)
+
+    @property
+    def with_feedback(self) -> int:
+        return self.useful + self.not_useful
+
+    @property
+    def feedback_rate(self) -> float | None:
+        """Share of finished sessions whose user said useful or not."""
+        return self.with_feedback / self.finished if self.finished else None
+
+    @property
+    def bad_case_rate(self) -> float | None:
+        """Share of the feedback that was not_useful."""
+        return self.not_useful / self.with_feedback if self.with_feedback else None
+
+
+def feedback_overview(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> FeedbackOverview:
+    """The overview over sessions created in the last `days` local calendar days, cached
+    briefly: the page is opened often and the numbers move slowly.
+
+    Shaped for a table of millions: the counts per day are read from the (feedback,
+    created_at) index alone, the running ones from (status, created_at); only the
+    score sample reads rows. The work queues (open bad cases, cases still GENERAL) are
+    not limited to the window: they are what is left to do.
+    """
+    if days not in OVERVIEW_WINDOWS:
+        raise ValueError(f"days must be one of {OVERVIEW_WINDOWS}")
+    key = f"feedback-overview:{days}:{timezone.get_current_timezone_name()}"
+    return cache.get_or_set(key, lambda: _compute_overview(days), OVERVIEW_CACHE_SECONDS)
+
+
+def _compute_overview(days: int) -> FeedbackOverview:
+    today = timezone.localdate()
+    day_starts = [_local_midnight(today - timedelta(days=n)) for n in range(days - 1, -2, -1)]
+    window = DiagnosisSession.objects.filter(created_at__gte=day_starts[0])
+    per_day = _per_day(window, day_starts)
+    bands, sampled = _score_bands(window)
+    return FeedbackOverview(
+        days=days,
+        since=day_starts[0],
+        sessions=sum(d.total for d in per_day),
+        running=window.filter(status=SessionStatus.RUNNING).count(),
+        per_day=per_day,
+        bands=bands,
+        score_sample=SCORE_SAMPLE,
+        sampled=sampled,
+        cases_awaiting_curation=CaseLibrary.objects.filter(fault_category=GENERAL_CATEGORY).count(),
+        open_bad_cases=bad_cases_open_count(),
+    )
+
+
+def _per_day(
+    window: QuerySet[DiagnosisSession], day_starts: list[datetime]
+) -> tuple[DaySplit, ...]:
+    # Local calendar days bounded in Python (grouping by a date function needs the
+    # server's time-zone tables on MySQL), numbered per row by a balanced CASE (a few
+    # comparisons, not one per day). The feedback condition is always true; it is there
+    # so that the (feedback, created_at) index answers the query without reading a row.
+    day = _day_number(day_starts[1:-1], first=0)
+    rows = (
+        window.filter(Q(feedback__isnull=True) | Q(feedback__in=Feedback.values))
+        .annotate(day=day)
+        .values("day", "feedback")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts: dict[tuple[int, str | None], int] = {(r["day"], r["feedback"]): r["n"] for r in rows}
+    return tuple(
+        DaySplit(
+            day=timezone.localdate(start),
+            useful=counts.get((n, Feedback.USEFUL), 0),
+            not_useful=counts.get((n, Feedback.NOT_USEFUL), 0),
+            no_feedback=counts.get((n, None), 0),
+        )
+        for n, start in enumerate(day_starts[:-1])
+    )
+
+
+def _day_number(boundaries: list[datetime], *, first: int) -> Case | Value:
+    """The number of the day a row's created_at falls in, days split at `boundaries`."""
+    if not boundaries:
+        return Value(first)
+    middle = len(boundaries) // 2
+    return Case(
+        When(
+            created_at__lt=boundaries[middle],
+            then=_day_number(boundaries[:middle], first=first),
+        ),
+        default=_day_number(boundaries[middle + 1 :], first=first + middle + 1),
+        output_field=IntegerField(),
+    )
+
+
+def _score_bands(window: QuerySet[DiagnosisSession]) -> tuple[tuple[BandSplit, ...], bool]:
+    # A distribution needs a sample, not a million rows: the newest sessions of each
+    # kind, read newest-first along the (feedback, created_at) index.
+    per_kind: dict[str, dict[str, int]] = {}
+    sampled = False
+    for kind, condition in (
+        ("useful", Q(feedback=Feedback.USEFUL)),
+        ("not_useful", Q(feedback=Feedback.NOT_USEFUL)),
+        ("no_feedback", Q(feedback__isnull=True)),
+    ):
+        scores = list(
+            window.filter(condition)
+            .annotate(score=EVIDENCE_SCORE)
+            .order_by("-created_at")
+            .values_list("score", flat=True)[: SCORE_SAMPLE + 1]
+        )
+        sampled = sampled or len(scores) > SCORE_SAMPLE
+        per_kind[kind] = Counter(score_band(score) for score in scores[:SCORE_SAMPLE])
+    bands = tuple(
+        BandSplit(band=band, **{kind: per_kind[kind].get(band, 0) for kind in per_kind})
+        for band in ScoreBand.values
+    )
+    return bands, sampled
+
+
+def _local_midnight(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, datetime.min.time()))

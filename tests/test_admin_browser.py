@@ -1,0 +1,197 @@
+"""An operator's day in a real browser: headless Chromium driven by Playwright, against
+the live test server. Each test checks the database afterwards and leaves a screenshot
+in artifacts/screenshots/."""
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.core.cache import cache
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from caselibrary.models import CaseLibrary
+from diagnosis.models import DiagnosisSession
+from feedback.models import BadCaseReview
+from tests.conftest import CHROMIUM
+from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+PASSWORD = "correct horse battery staple"
+OPERATOR_PERMISSIONS = [
+    "view_diagnosissession",
+    "view_badcase",
+    "change_badcase",
+    "view_caselibrary",
+    "change_caselibrary",
+    "view_faultcategory",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    # Playwright's sync API keeps an event loop running in this thread, and Django
+    # refuses ORM calls from a thread with a running loop unless told otherwise.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                headless=True,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def operator(transactional_db) -> User:  # type: ignore[no-untyped-def]
+    """A staff member with the permissions an SRE reviewer gets, not a superuser."""
+    user = User.objects.create_user("ops.zhang", password=PASSWORD, is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=OPERATOR_PERMISSIONS))
+    # Flushed by an earlier transactional test together with the seed migration's rows.
+    for code in ("GENERAL", "DATABASE", "NETWORK"):
+        FaultCategoryFactory(code=code)
+    return user
+
+
+@pytest.fixture
+def page(browser, live_server, operator, settings, request) -> Iterator[Page]:  # type: ignore[no-untyped-def]
+    # The live server speaks plain HTTP.
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    cache.clear()
+    # English pages: the screenshots must stay readable on machines without CJK fonts
+    # (the Chinese labels are checked by the server-side tests).
+    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", operator.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    expect(page).to_have_url(f"{live_server.url}/admin/")
+    page.base_url = live_server.url
+    yield page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+def visible_session_ids(page: Page) -> set[str]:
+    return set(page.locator("#result_list tbody th.field-session_id a").all_inner_texts())
+
+
+def test_the_bad_case_list_shows_only_not_useful_sessions(page: Page) -> None:
+    for n in range(3):
+        DiagnosisSessionFactory(session_id=f"bad-{n}", not_useful=True, evidence_score=65 - 20 * n)
+    DiagnosisSessionFactory(session_id="fine-1", useful=True, evidence_score=65)
+    DiagnosisSessionFactory(session_id="silent-1", succeeded=True)
+    DiagnosisSessionFactory(session_id="running-1")
+
+    page.get_by_role("link", name="Bad cases", exact=True).first.click()
+
+    expect(page.locator("#result_list")).to_be_visible()
+    shown = visible_session_ids(page)
+    in_database = set(
+        DiagnosisSession.objects.filter(feedback="not_useful").values_list("session_id", flat=True)
+    )
+    assert shown == in_database == {"bad-0", "bad-1", "bad-2"}
+
+
+def test_an_operator_marks_a_bad_case_triaged_with_a_note(page: Page) -> None:
+    session = DiagnosisSessionFactory(
+        session_id="bad-504",
+        not_useful=True,
+        evidence_score=65,
+        query="order-service returns 504 since 14:05, how do I dig in?",
+        answer="Root cause: the connection pool is exhausted.\n1. Grow the pool\n2. Add a breaker",
+    )
+    before = DiagnosisSession.objects.values().get(pk=session.pk)
+
+    page.goto(f"{page.base_url}/admin/feedback/badcase/")
+    page.get_by_role("link", name="bad-504").first.click()
+    page.select_option("#id_review_state", "triaged")
+    page.fill("#id_review_note", "检索命中了 runbook，但答案没用上：看 prompt")
+    page.click("input[name=_save]")
+
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    review = BadCaseReview.objects.get(session_id="bad-504")
+    assert (review.state, review.note, review.reviewed_by) == (
+        "triaged",
+        "检索命中了 runbook，但答案没用上：看 prompt",
+        "ops.zhang",
+    )
+    assert review.reviewed_at is not None
+    assert DiagnosisSession.objects.values().get(pk=session.pk) == before
+    row = page.locator("#result_list tbody tr", has_text="bad-504")
+    expect(row.locator(".review-state")).to_have_text("Triaged")
+
+
+def test_an_operator_changes_a_case_category_from_the_list(page: Page) -> None:
+    CaseLibraryFactory(
+        title="Slow queries take the orders database down",
+        source_type="AUTO",
+        created_by="system",
+        updated_by="system",
+    )
+    CaseLibraryFactory(title="DNS lookups time out", fault_category="NETWORK")
+
+    page.goto(f"{page.base_url}/admin/caselibrary/caselibrary/")
+    row = page.locator(
+        "#result_list tbody tr", has_text="Slow queries take the orders database down"
+    )
+    row.locator("select[name$=fault_category]").select_option("DATABASE")
+    row.locator("input[name$=error_code]").fill("MYSQL-1205")
+    page.click("#changelist-form input[name=_save]")
+
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    case = CaseLibrary.objects.get(title="Slow queries take the orders database down")
+    assert (case.fault_category, case.error_code, case.updated_by) == (
+        "DATABASE",
+        "MYSQL-1205",
+        "ops.zhang",
+    )
+    assert CaseLibrary.objects.get(title="DNS lookups time out").updated_by == "ops.curator"
+    expect(
+        page.locator(
+            "#result_list tbody tr", has_text="Slow queries take the orders database down"
+        ).locator("select[name$=fault_category]")
+    ).to_have_value("DATABASE")
+
+
+def test_an_operator_opens_the_overview_from_the_index(page: Page) -> None:
+    DiagnosisSessionFactory.create_batch(3, useful=True, evidence_score=65)
+    DiagnosisSessionFactory(not_useful=True, evidence_score=0)
+    DiagnosisSessionFactory(succeeded=True, evidence_score=20)
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "admin_index.png"), full_page=True)
+    page.locator("#overview-link a").first.click()
+
+    expect(page).to_have_url(re.compile(r"/admin/overview/$"))
+    expect(page.locator("svg#score-chart rect.bar")).to_have_count(15)
+    expect(page.locator("svg#day-chart rect.bar").first).to_be_visible()
+    finished = DiagnosisSession.objects.exclude(status="RUNNING").count()
+    given = DiagnosisSession.objects.filter(feedback__isnull=False).count()
+    bad = DiagnosisSession.objects.filter(feedback="not_useful").count()
+    expect(page.locator("#feedback-rate .tile-value")).to_have_text(f"{given / finished:.1%}")
+    expect(page.locator("#bad-case-rate .tile-value")).to_have_text(f"{bad / given:.1%}")
+    page.get_by_role("link", name="last 7 days").click()
+    expect(page.locator(".overview-window strong")).to_have_text("last 7 days")

@@ -1,0 +1,164 @@
+"""The changelist paginator: exact below the cap, "cap+" above it, estimated when unfiltered
+on MySQL/MariaDB — and never a COUNT(*) over the whole table."""
+
+import pytest
+from django.db import connection
+from django.db.models import Func, IntegerField, Value
+
+from config.admin_paginator import CountKind, EstimatedCountPaginator
+from diagnosis.models import DiagnosisSession
+from tests.datasets import generate_sessions
+from tests.factories import DiagnosisSessionFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
+
+
+class SmallCap(EstimatedCountPaginator):
+    cap = 5
+
+
+def test_a_count_below_the_cap_is_exact() -> None:
+    DiagnosisSessionFactory.create_batch(4)
+
+    paginator = SmallCap(DiagnosisSession.objects.order_by("id"), 2)
+
+    assert (paginator.count, paginator.count_kind, paginator.count_label) == (4, "exact", "4")
+    assert paginator.count_is_exact
+    assert paginator.num_pages == 2
+
+
+def test_a_filtered_count_stops_at_the_cap_and_says_so(count_statements) -> None:
+    DiagnosisSessionFactory.create_batch(8, status="FAILED")
+
+    paginator = SmallCap(DiagnosisSession.objects.filter(status="FAILED").order_by("id"), 2)
+    with count_statements() as counted:
+        count = paginator.count
+
+    assert (count, paginator.count_kind, paginator.count_label) == (6, CountKind.AT_LEAST, "5+")
+    assert not paginator.count_is_exact
+    [sql] = counted.statements
+    assert "COUNT(*) FROM (SELECT" in sql.upper()
+    assert "LIMIT 6" in sql.upper()
+
+
+def test_the_count_is_cached_for_the_page_load(count_statements) -> None:
+    DiagnosisSessionFactory.create_batch(3)
+    paginator = SmallCap(DiagnosisSession.objects.filter(status="RUNNING").order_by("id"), 2)
+
+    with count_statements() as counted:
+        paginator.count, paginator.count_label, paginator.num_pages, paginator.page(2)
+
+    assert sum("COUNT(" in sql.upper() for sql in counted.statements) == 1
+
+
+@pytest.mark.sqlite
+def test_unfiltered_on_sqlite_is_a_capped_count_too(count_statements) -> None:
+    DiagnosisSessionFactory.create_batch(7)
+
+    paginator = SmallCap(DiagnosisSession.objects.order_by("id"), 2)
+    with count_statements() as counted:
+        assert paginator.count_label == "5+"
+
+    assert "LIMIT 6" in counted.statements[0].upper()
+
+
+def test_the_changelist_shows_the_capped_count(admin_client, monkeypatch) -> None:
+    monkeypatch.setattr(EstimatedCountPaginator, "cap", 5)
+    DiagnosisSessionFactory.create_batch(7, status="FAILED")
+
+    page = admin_client.get(
+        "/admin/diagnosis/diagnosissession/", {"status__exact": "FAILED"}
+    ).content.decode()
+
+    assert "5+ diagnosis sessions" in " ".join(page.split())
+
+
+def test_a_search_shows_the_capped_count_of_results(admin_client, monkeypatch) -> None:
+    monkeypatch.setattr(EstimatedCountPaginator, "cap", 5)
+    DiagnosisSessionFactory.create_batch(7, query="disk full on db-3")
+
+    page = admin_client.get("/admin/diagnosis/diagnosissession/", {"q": "disk"}).content.decode()
+
+    assert "5+ results" in " ".join(page.split())
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_unfiltered_on_mysql_is_estimated_from_table_statistics(count_statements) -> None:
+    generate_sessions(300, prefix="est")
+    with connection.cursor() as cursor:
+        # Fresh statistics; ANALYZE commits, hence the transactional test.
+        cursor.execute("ANALYZE TABLE diagnosis_session")
+
+    paginator = SmallCap(DiagnosisSession.objects.order_by("-created_at"), 50)
+    with count_statements() as counted:
+        count = paginator.count
+
+    assert paginator.count_kind == CountKind.ESTIMATE
+    assert paginator.count_label.startswith("≈ ")
+    # InnoDB samples pages: an estimate, in the right neighbourhood.
+    assert 100 <= count <= 900
+    assert [sql for sql in counted.statements if "COUNT(" in sql.upper()] == []
+    assert "information_schema.TABLES" in counted.statements[0]
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_a_small_table_on_mysql_is_counted_not_estimated() -> None:
+    generate_sessions(3, prefix="small")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE TABLE diagnosis_session")
+
+    paginator = SmallCap(DiagnosisSession.objects.order_by("-created_at"), 50)
+
+    assert (paginator.count, paginator.count_kind) == (3, CountKind.EXACT)
+
+
+@pytest.mark.mysql
+def test_a_count_that_takes_too_long_on_mysql_is_given_up() -> None:
+    DiagnosisSessionFactory.create_batch(3)
+
+    class Impatient(EstimatedCountPaginator):
+        seconds = 0.01
+
+    # SLEEP(0.05) per row stands in for a scan of a million rows: reliably too slow.
+    slow = (
+        DiagnosisSession.objects.alias(
+            pause=Func(Value(0.05), function="SLEEP", output_field=IntegerField())
+        )
+        .filter(pause=0)
+        .order_by("id")
+    )
+    paginator = Impatient(slow, 50)
+
+    assert (paginator.count_kind, paginator.count_label) == (CountKind.UNCOUNTED, "uncounted")
+    assert paginator.count == Impatient.cap + 1
+    # The transaction the test runs in is still usable.
+    assert DiagnosisSession.objects.count() == 3
+
+
+@pytest.mark.mysql
+def test_the_count_time_limit_is_the_servers(count_statements) -> None:
+    DiagnosisSessionFactory.create_batch(2)
+
+    with count_statements() as counted:
+        assert (
+            EstimatedCountPaginator(
+                DiagnosisSession.objects.filter(status="RUNNING").order_by("id"), 5
+            ).count
+            == 2
+        )
+
+    [sql] = counted.statements
+    assert "max_statement_time=1.0" in sql or "MAX_EXECUTION_TIME(1000)" in sql
+
+
+def test_the_changelist_says_when_it_did_not_count(admin_client, monkeypatch) -> None:
+    monkeypatch.setattr("config.admin_paginator.capped_count", lambda *a, **k: None)
+    DiagnosisSessionFactory.create_batch(3, status="FAILED")
+
+    page = admin_client.get(
+        "/admin/diagnosis/diagnosissession/", {"status__exact": "FAILED"}
+    ).content.decode()
+
+    assert "uncounted diagnosis sessions" in " ".join(page.split())
