@@ -5,6 +5,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -120,7 +121,7 @@ def start_gunicorn(
     port = free_port()
     process = subprocess.Popen(
         [
-            str(ROOT / ".venv/bin/gunicorn"),
+            str(Path(sys.executable).parent / "gunicorn"),
             "config.wsgi",
             "--bind",
             f"127.0.0.1:{port}",

@@ -5,6 +5,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -57,7 +58,7 @@ class Reply:
 
 def _manage(env: dict[str, str], *args: str) -> str:
     result = subprocess.run(
-        [str(ROOT / ".venv/bin/python"), "manage.py", *args],
+        [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

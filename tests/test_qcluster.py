@@ -1,6 +1,7 @@
 """Scoring through a real `manage.py qcluster` worker on the ORM broker (MariaDB)."""
 
 import subprocess
+import sys
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -31,9 +32,15 @@ def queue_to_broker(monkeypatch):  # type: ignore[no-untyped-def]
 def qcluster(tmp_path, queue_to_broker):  # type: ignore[no-untyped-def]
     log = (tmp_path / "qcluster.log").open("w")
     process = subprocess.Popen(
-        [str(ROOT / ".venv/bin/python"), "manage.py", "qcluster"],
+        [sys.executable, "manage.py", "qcluster"],
         cwd=ROOT,
-        env=child_env(Q_POLL="0.1", Q_TIMEOUT=str(RETRY_SECONDS - 1), Q_RETRY=str(RETRY_SECONDS)),
+        # Q_SAVE_LIMIT: keep successful task records, which this test looks at.
+        env=child_env(
+            Q_POLL="0.1",
+            Q_TIMEOUT=str(RETRY_SECONDS - 1),
+            Q_RETRY=str(RETRY_SECONDS),
+            Q_SAVE_LIMIT="50",
+        ),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -88,7 +95,12 @@ def test_a_completed_session_is_scored_by_the_worker(api, qcluster) -> None:
             {"name": "l0_exact_match", "delta": 35, "description": "L0 精确匹配命中"},
         ],
     }
-    assert Task.objects.filter(func=SCORING_TASK, success=True).exists()
+    # The worker's monitor saves the task record just after the task has run.
+    wait_for(
+        lambda: Task.objects.filter(func=SCORING_TASK, success=True).exists(),
+        timeout=10,
+        what="the task record",
+    )
 
 
 def test_a_failing_scoring_leaves_null_is_recorded_and_retried(api, qcluster, client) -> None:

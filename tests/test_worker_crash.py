@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -30,7 +31,7 @@ RETRY_SECONDS = 6
 
 def _start_qcluster(log):  # type: ignore[no-untyped-def]
     return subprocess.Popen(
-        [str(ROOT / ".venv/bin/python"), "manage.py", "qcluster"],
+        [sys.executable, "manage.py", "qcluster"],
         cwd=ROOT,
         env=child_env(
             Q_WORKERS="2",
