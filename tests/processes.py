@@ -83,8 +83,9 @@ def stop_group(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout: fl
     """Stop a process started with start_new_session=True, and everything it started.
 
     The leader gets `sig` and `timeout` seconds to stop its own children; whatever is
-    left in its process group is then killed.
+    left in its process group, or below it in other groups, is then killed.
     """
+    family = descendants(process.pid)
     if process.poll() is None:
         process.send_signal(sig)
         try:
@@ -94,6 +95,9 @@ def stop_group(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout: fl
             process.wait()
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+    for pid in alive(family):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_database_url() -> str:

@@ -1,6 +1,8 @@
 """Run the development web server and a django-q2 worker side by side."""
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
 import subprocess
@@ -12,6 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 STOP_GRACE_SECONDS = 10
+PR_SET_PDEATHSIG = 1
 
 
 class Command(BaseCommand):
@@ -29,7 +32,7 @@ class Command(BaseCommand):
         # Each child leads its own process group so that stopping it also stops what it
         # started (runserver's autoreloader child, qcluster's workers).
         children = {
-            name: subprocess.Popen(argv, start_new_session=True)  # noqa: S603
+            name: subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: S603
             for name, argv in commands.items()
         }
         signal.signal(signal.SIGTERM, _interrupt)
@@ -48,6 +51,14 @@ class Command(BaseCommand):
             _stop(children.values())
         if exit_code:
             sys.exit(exit_code)
+
+
+def _die_with_parent() -> None:
+    # Should this command itself be killed outright (kill -9), Linux stops the children
+    # too instead of leaving a server and a worker running unattended.
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
