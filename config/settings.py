@@ -183,6 +183,10 @@ elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
         f'FEEDBACK_RATE_LIMIT must look like "6000/min" or be "off", got {FEEDBACK_RATE_LIMIT!r}'
     )
 
+# Seconds an API key is remembered per process (see diagnosis/apikeys.py): a key revoked
+# in another process stops working within this time. 0 checks the database every request.
+API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
+
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],

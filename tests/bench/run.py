@@ -47,7 +47,8 @@ class Scale:
 DRAIN_VARIANTS: dict[str, dict[str, str]] = {
     # The configured defaults (config/settings.py): what the target is held to.
     "orm, defaults": {},
-    "orm, save_limit=200 (previous default)": {"Q_SAVE_LIMIT": "200"},
+    "orm, save_limit=200": {"Q_SAVE_LIMIT": "200"},
+    "orm, save_limit=-1": {"Q_SAVE_LIMIT": "-1"},
     "redis, defaults": {"Q_REDIS_URL": "redis://127.0.0.1:6379/11"},
 }
 ALL_VARIANTS = tuple(DRAIN_VARIANTS)
@@ -84,7 +85,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
-    parser.add_argument("--drain-variants", help="comma-separated; default: the scale's")
+    parser.add_argument("--drain-variants", help="semicolon-separated; default: the scale's")
     parser.add_argument("--allow-any-database", action="store_true")
     options = parser.parse_args(argv)
     options.only = {step.strip() for step in options.only.split(",") if step.strip()}
@@ -314,7 +315,8 @@ class Benchmark:
         ]
         key = self.api_key()
         results: dict[str, Any] = {}
-        floors = []
+        floors: list[dict[str, Any]] = []
+        pending: list[str] = []
         wrk_log = self.logs / "wrk.log"
         with procs.gunicorn(
             env=self.env, workers=self.options.workers, log=self.logs / "gunicorn.log"
@@ -327,7 +329,13 @@ class Benchmark:
                 "seconds_per_run": seconds,
                 "warmup_seconds": self.scale.warmup_seconds,
             }
-            for name in [*order, "floor"]:
+            # A floor run before and after every endpoint run: on a shared machine the
+            # load from other work drifts, and each endpoint is compared with the floor
+            # measured right beside it.
+            sequence = ["floor"]
+            for name in order[1:]:
+                sequence += [name, "floor"]
+            for name in sequence:
                 warm, measured = runs[name]
                 common = {
                     "url": server.url,
@@ -346,7 +354,17 @@ class Benchmark:
                     floors.append(data)
                     results[f"floor_{len(floors)}"] = data
                 else:
+                    data["floor_before"] = floors[-1]["rps"], floors[-1]["p99_ms"]
                     results[name] = data
+                    pending.append(name)
+                if name == "floor" and pending:
+                    endpoint = results[pending.pop()]
+                    before_rps, before_p99 = endpoint.pop("floor_before")
+                    endpoint["floor"] = {
+                        "rps": round((before_rps + data["rps"]) / 2, 1),
+                        "p99_ms": round((before_p99 + data["p99_ms"]) / 2, 2),
+                        "note": "mean of the floor runs just before and just after",
+                    }
                 log(
                     f"  {name:24} {result.rps:8,.0f} rps  p50 {result.p50_ms:6.1f} ms  "
                     f"p99 {result.p99_ms:6.1f} ms"
@@ -359,7 +377,7 @@ class Benchmark:
             "rps": statistics.mean(f["rps"] for f in floors),
             "p50_ms": statistics.mean(f["p50_ms"] for f in floors),
             "p99_ms": statistics.mean(f["p99_ms"] for f in floors),
-            "note": "mean of the floor run before and after the endpoint runs",
+            "note": "mean of every floor run (one before and after each endpoint run)",
         }
         self.results["load"] = results
         self.results.setdefault("memory", {})["web_worker_peak_rss_mb"] = [
@@ -390,7 +408,7 @@ class Benchmark:
         out["latency"] = asdict(latency)
         log(f"  p50 {latency.p50_ms} ms, p99 {latency.p99_ms} ms ({latency.scored} scored)")
         variants = (
-            [v.strip() for v in self.options.drain_variants.split(",")]
+            [v.strip() for v in self.options.drain_variants.split(";")]
             if self.options.drain_variants
             else list(self.scale.drain_variants)
         )
