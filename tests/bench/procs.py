@@ -55,6 +55,12 @@ def stop(process: subprocess.Popen, *, sig: int = signal.SIGTERM, timeout: float
         _started.remove(process)
 
 
+def forget(process: subprocess.Popen) -> None:
+    """A process that has ended by itself needs no stopping."""
+    if process in _started:
+        _started.remove(process)
+
+
 def stop_all() -> None:
     for process in list(reversed(_started)):
         stop(process, timeout=10)

@@ -175,7 +175,8 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
         rows.append(
             Row(
                 "rescore --all",
-                f"{rescore['seconds']:.1f} s ({rescore['sessions']:,} sessions)",
+                f"{rescore['seconds']:.1f} s ({rescore['sessions']:,} sessions; "
+                f"{rescore.get('wall_seconds', 0):.1f} s with start-up)",
                 f"aggregate read {read:.1f} s",
                 f"{ratio:.2f} x read",
                 "<= 3 x",
