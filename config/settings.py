@@ -228,8 +228,10 @@ Q_CLUSTER = {
     "timeout": env_int("Q_TIMEOUT", 30, minimum=1),
     "retry": env_int("Q_RETRY", 60, minimum=2),
     "max_attempts": env_int("Q_MAX_ATTEMPTS", 5, minimum=1),
-    # Successful scorings are not worth keeping by the million; failures always are.
-    "save_limit": env_int("Q_SAVE_LIMIT", 200),
+    # Successful scorings are not stored (-1); failures always are, and are retried.
+    # A positive limit makes the monitor lock and read every kept success for each task
+    # (django_q/monitor.py, save_task), which caps a burst at a few dozen tasks a second.
+    "save_limit": env_int("Q_SAVE_LIMIT", -1),
     # A failed task stays queued and is retried every `retry` seconds, up to
     # `max_attempts`; each failure is visible (and can be resubmitted) in the admin.
     "ack_failures": False,
