@@ -95,18 +95,28 @@ def peak_rss_kb(pid: int) -> int | None:
 
 
 def run_measured(args: list[str], *, env: dict[str, str], log: Path) -> tuple[int, float, int]:
-    """Run a command to the end; (exit status, seconds, peak RSS in kB of the process)."""
+    """Run a command to the end; (exit status, seconds, peak RSS in kB of the process).
+
+    The peak is VmHWM, sampled while the command runs: getrusage's ru_maxrss would also
+    count the memory of this process at the fork, which exec does not reset.
+    """
     started = time.monotonic()
     process = start(args, env=env, log=log)
+    peak = 0
     try:
-        _, status, usage = os.wait4(process.pid, 0)
+        while True:
+            pid, status = os.waitpid(process.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, peak_rss_kb(process.pid) or 0)
+            time.sleep(0.05)
     except BaseException:
         stop(process)
         raise
     elapsed = time.monotonic() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    _started.remove(process)
-    return process.returncode, elapsed, usage.ru_maxrss
+    forget(process)
+    return process.returncode, elapsed, peak
 
 
 class Gunicorn:
