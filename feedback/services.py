@@ -3,7 +3,7 @@
 import logging
 from dataclasses import dataclass
 
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
@@ -77,13 +77,22 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
     locked only for the UPDATE itself. When nothing matched, one read says why; None
     when the row changed in between, and the caller takes the locked path.
     """
-    now = timezone.now()
-    updated = (
-        DiagnosisSession.objects.filter(session_id=session_id)
-        .exclude(status=SessionStatus.RUNNING)
-        .exclude(feedback=Feedback.NOT_USEFUL)
-        .update(feedback=Feedback.NOT_USEFUL, feedback_at=now, updated_at=now)
-    )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    # Written out: building this UPDATE through the ORM cost a third of the request.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s "
+            "WHERE session_id = %s AND status <> %s AND (feedback IS NULL OR feedback <> %s)",
+            [
+                Feedback.NOT_USEFUL.value,
+                now,
+                now,
+                session_id,
+                SessionStatus.RUNNING.value,
+                Feedback.NOT_USEFUL.value,
+            ],
+        )
+        updated = cursor.rowcount
     if updated:
         return FeedbackResult(
             session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,3 +227,52 @@ def run_wrk(
         if spec.rows_per_request > 1
         else None,
     )
+
+
+def rounds_of(spec: LoadSpec, rounds: int) -> list[LoadSpec]:
+    """`rounds` specs walking consecutive, disjoint parts of `spec`'s slice."""
+    start = int(spec.extra.get("START", "0"))
+    share = spec.count // rounds
+    return [
+        LoadSpec(
+            **{
+                **spec.__dict__,
+                "count": share,
+                "extra": {**spec.extra, "START": str(start + n * share)},
+            }
+        )
+        for n in range(rounds)
+    ]
+
+
+def combine(endpoint: list[dict], floors: list[dict], *, seconds: float) -> dict:
+    """One endpoint's rounds, each compared with the floor runs before and after it."""
+    rps_ratios, p99_ratios = [], []
+    for n, run in enumerate(endpoint):
+        beside_rps = (floors[n]["rps"] + floors[n + 1]["rps"]) / 2
+        beside_p99 = (floors[n]["p99_ms"] + floors[n + 1]["p99_ms"]) / 2
+        rps_ratios.append(run["rps"] / beside_rps if beside_rps else 0.0)
+        p99_ratios.append(run["p99_ms"] / beside_p99 if beside_p99 else 0.0)
+    requests = sum(run["requests"] for run in endpoint)
+    elapsed = sum(run["seconds"] for run in endpoint)
+    rows = [run["rows_per_second"] for run in endpoint if run["rows_per_second"]]
+    return {
+        "requests": requests,
+        "seconds": round(elapsed, 2),
+        "rps": round(requests / elapsed, 1) if elapsed else 0.0,
+        "p50_ms": round(statistics.median(run["p50_ms"] for run in endpoint), 2),
+        "p99_ms": round(statistics.median(run["p99_ms"] for run in endpoint), 2),
+        "rows_per_second": round(statistics.mean(rows), 1) if rows else None,
+        "valid": all(run["valid"] for run in endpoint),
+        "problems": sorted({p for run in endpoint for p in run["problems"]}),
+        "ratio_rps": round(statistics.median(rps_ratios), 3),
+        "ratio_p99": round(statistics.median(p99_ratios), 3),
+        "round_ratios_rps": [round(r, 3) for r in rps_ratios],
+        "floor": {
+            "rps": round(statistics.mean(f["rps"] for f in floors), 1),
+            "p99_ms": round(statistics.median(f["p99_ms"] for f in floors), 2),
+            "rows_per_second": round(statistics.mean(f["rows_per_second"] or 0 for f in floors), 1),
+        },
+        "rounds": endpoint,
+        "floor_runs": floors,
+    }

@@ -42,23 +42,24 @@ class Scale:
     buffer_pool_mb: int | None
     drain_variants: tuple[str, ...]
     admin_loads: int
+    rounds: int
 
 
 DRAIN_VARIANTS: dict[str, dict[str, str]] = {
     # The configured defaults (config/settings.py): what the target is held to.
     "orm, defaults": {},
-    # Successes not stored: no per-task locked scan of the success table.
-    "orm, save_limit=-1": {"Q_SAVE_LIMIT": "-1"},
+    # Successes stored, as before Q_SAVE_LIMIT=-1 became the default: the monitor locks
+    # and reads the kept successes for every task.
+    "orm, save_limit=200": {"Q_SAVE_LIMIT": "200"},
     "redis, defaults": {"Q_REDIS_URL": "redis://127.0.0.1:6379/11"},
-    "redis, save_limit=-1": {"Q_REDIS_URL": "redis://127.0.0.1:6379/11", "Q_SAVE_LIMIT": "-1"},
 }
 ALL_VARIANTS = tuple(DRAIN_VARIANTS)
-MEDIUM_VARIANTS = ("orm, defaults", "orm, save_limit=-1", "redis, defaults")
+MEDIUM_VARIANTS = ("orm, defaults", "redis, defaults")
 
 SCALES = {
-    "small": Scale("small", 10_000, 8_000, 3, 1, 100, 1_000, None, ("orm, defaults",), 3),
-    "medium": Scale("medium", 100_000, 30_000, 6, 2, 200, 10_000, 2_048, MEDIUM_VARIANTS, 5),
-    "full": Scale("full", 1_000_000, 30_000, 10, 2, 200, 10_000, 8_192, ALL_VARIANTS, 5),
+    "small": Scale("small", 10_000, 8_000, 2, 1, 100, 1_000, None, ("orm, defaults",), 3, 1),
+    "medium": Scale("medium", 100_000, 30_000, 4, 1, 200, 10_000, 2_048, MEDIUM_VARIANTS, 5, 3),
+    "full": Scale("full", 1_000_000, 30_000, 6, 2, 200, 10_000, 8_192, ALL_VARIANTS, 5, 3),
 }
 
 
@@ -79,6 +80,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help=f"comma-separated steps to run, of: {', '.join(STEPS)}",
     )
     parser.add_argument("--seconds", type=float, help="length of each measured wrk run")
+    parser.add_argument(
+        "--rounds", type=int, help="measured runs per endpoint, each between floors"
+    )
     parser.add_argument(
         "--buffer-pool-mb",
         type=int,
@@ -304,21 +308,21 @@ class Benchmark:
         from tests.bench import load
 
         seconds = self.options.seconds or self.scale.load_seconds
+        rounds = self.options.rounds or self.scale.rounds
         runs = load.specs(self.pools, body_sessions=self.sessions, warmup_share=0.15)
-        order = [
-            "floor",
-            "feedback_not_useful",
-            "feedback_first_useful",
-            "feedback_repeat_useful",
-            "invocations_batch_1",
-            "invocations_batch_100",
-            "bulk_create_floor_100",
-            "session_get",
+        # Each endpoint against its floor: the bare UPDATE, or for batches of 100 the
+        # bare bulk_create of the same rows.
+        pairs = [
+            ("feedback_not_useful", "floor"),
+            ("feedback_first_useful", "floor"),
+            ("feedback_repeat_useful", "floor"),
+            ("invocations_batch_1", "floor"),
+            ("invocations_batch_100", "bulk_create_floor_100"),
+            ("session_get", "floor"),
         ]
         key = self.api_key()
         results: dict[str, Any] = {}
-        floors: list[dict[str, Any]] = []
-        pending: list[str] = []
+        floor_runs: dict[str, list[dict[str, Any]]] = {"floor": [], "bulk_create_floor_100": []}
         wrk_log = self.logs / "wrk.log"
         with procs.gunicorn(
             env=self.env, workers=self.options.workers, log=self.logs / "gunicorn.log"
@@ -329,58 +333,64 @@ class Benchmark:
                 "wrk_threads": 2,
                 "wrk_connections": self.options.connections,
                 "seconds_per_run": seconds,
+                "rounds": rounds,
                 "warmup_seconds": self.scale.warmup_seconds,
             }
-            # A floor run before and after every endpoint run: on a shared machine the
-            # load from other work drifts, and each endpoint is compared with the floor
-            # measured right beside it.
-            sequence = ["floor"]
-            for name in order[1:]:
-                sequence += [name, "floor"]
-            for name in sequence:
-                warm, measured = runs[name]
-                common = {
-                    "url": server.url,
-                    "key": key,
-                    "threads": 2,
-                    "connections": self.options.connections,
-                    "log": wrk_log,
-                }
+
+            def wrk(spec: Any, name: str, run_seconds: float) -> dict[str, Any]:
                 nonce = uuid.uuid4().hex[:8]
-                load.run_wrk(warm, seconds=self.scale.warmup_seconds, nonce=nonce + "w", **common)
-                result = load.run_wrk(measured, seconds=seconds, nonce=nonce, **common)
-                problems = result.problems(unique=measured.unique)
+                result = load.run_wrk(
+                    spec,
+                    url=server.url,
+                    key=key,
+                    seconds=run_seconds,
+                    threads=2,
+                    connections=self.options.connections,
+                    nonce=nonce,
+                    log=wrk_log,
+                )
+                problems = result.problems(unique=spec.unique)
                 data = {**asdict(result), "valid": result.valid and not problems}
                 data["problems"] = problems
-                if name == "floor":
-                    floors.append(data)
-                    results[f"floor_{len(floors)}"] = data
-                else:
-                    data["floor_before"] = floors[-1]["rps"], floors[-1]["p99_ms"]
-                    results[name] = data
-                    pending.append(name)
-                if name == "floor" and pending:
-                    endpoint = results[pending.pop()]
-                    before_rps, before_p99 = endpoint.pop("floor_before")
-                    endpoint["floor"] = {
-                        "rps": round((before_rps + data["rps"]) / 2, 1),
-                        "p99_ms": round((before_p99 + data["p99_ms"]) / 2, 2),
-                        "note": "mean of the floor runs just before and just after",
-                    }
                 log(
                     f"  {name:24} {result.rps:8,.0f} rps  p50 {result.p50_ms:6.1f} ms  "
                     f"p99 {result.p99_ms:6.1f} ms"
                     + (f"  {result.rows_per_second:,.0f} rows/s" if result.rows_per_second else "")
                     + (f"  PROBLEMS: {'; '.join(problems)}" if problems else "")
                 )
+                return data
+
+            # The load from other work on a shared machine drifts: each endpoint runs in
+            # rounds, each round between two floor runs, and its ratio is the median of
+            # the rounds' ratios to the floor beside them.
+            for name, floor_name in pairs:
+                warm, measured = runs[name]
+                floor_warm, floor_measured = runs[floor_name]
+                wrk(floor_warm, f"{floor_name} (warm-up)", self.scale.warmup_seconds)
+                wrk(warm, f"{name} (warm-up)", self.scale.warmup_seconds)
+                slices = load.rounds_of(measured, rounds)
+                floor_slices = load.rounds_of(floor_measured, rounds + 1)
+                floors = [wrk(floor_slices[0], floor_name, seconds)]
+                endpoint = []
+                for n in range(rounds):
+                    endpoint.append(wrk(slices[n], name, seconds))
+                    floors.append(wrk(floor_slices[n + 1], floor_name, seconds))
+                floor_runs[floor_name] += floors
+                results[name] = load.combine(endpoint, floors, seconds=seconds)
             workers = server.workers()
             peaks = [procs.peak_rss_kb(pid) for pid in workers]
-        results["floor_combined"] = {
-            "rps": statistics.mean(f["rps"] for f in floors),
-            "p50_ms": statistics.mean(f["p50_ms"] for f in floors),
-            "p99_ms": statistics.mean(f["p99_ms"] for f in floors),
-            "note": "mean of every floor run (one before and after each endpoint run)",
-        }
+        for floor_name, collected in floor_runs.items():
+            results[floor_name if floor_name != "floor" else "floor_combined"] = {
+                "rps": round(statistics.mean(f["rps"] for f in collected), 1),
+                "p50_ms": round(statistics.median(f["p50_ms"] for f in collected), 2),
+                "p99_ms": round(statistics.median(f["p99_ms"] for f in collected), 2),
+                "rows_per_second": round(
+                    statistics.mean(f["rows_per_second"] or 0 for f in collected), 1
+                ),
+                "valid": all(f["valid"] for f in collected),
+                "runs": collected,
+                "note": "every run of this floor (rps: mean; latency: median)",
+            }
         self.results["load"] = results
         self.results.setdefault("memory", {})["web_worker_peak_rss_mb"] = [
             round(kb / 1024, 1) for kb in peaks if kb
