@@ -124,10 +124,13 @@ def _submit_locked(session_id: str, feedback: str) -> FeedbackResult:
             raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
         changed = session.feedback != feedback
         if changed:
-            now = timezone.now()
-            DiagnosisSession.objects.filter(pk=session.pk).update(
-                feedback=feedback, feedback_at=now, updated_at=now
-            )
+            now = connection.ops.adapt_datetimefield_value(timezone.now())
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, "
+                    "updated_at = %s WHERE id = %s",
+                    [feedback, now, now, session.pk],
+                )
         case_id = None
         if useful:
             # The lock read the case too: under the session's row lock no other feedback
