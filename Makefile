@@ -11,6 +11,13 @@ PORT ?= 8000
 PYTEST_ARGS ?=
 SCALE ?= small
 
+# The benchmark measures MariaDB unless told otherwise; it truncates the app's tables of
+# its database, whose name must contain "bench".
+ifneq ($(filter bench,$(MAKECMDGOALS)),)
+DATABASE_URL ?= mysql://root@127.0.0.1:3306/diagnosis_bench
+endif
+BENCH_ARGS ?=
+
 # mysqlclient is compiled from source: only install it where MySQL/MariaDB is used.
 comma := ,
 # Some machines' pip configuration names index folders that do not exist; pip says so
@@ -31,7 +38,7 @@ help:
 	@echo "make test       run every test (DATABASE_URL=mysql://... to run them on MariaDB)"
 	@echo "make test-fast  run the fast tests only (no browser, no real processes, nothing slow)"
 	@echo "make lint       ruff check + ruff format --check"
-	@echo "make bench      benchmark the hot paths (SCALE=small|medium|full)"
+	@echo "make bench      benchmark the hot paths (SCALE=small|medium|full, BENCH_ARGS=--skip-generate)"
 
 # $(call venv,<extras>): create the virtualenv when missing, (re)install when
 # pyproject.toml changed since the last install of these extras.
@@ -61,6 +68,11 @@ test:
 test-fast:
 	$(call venv,$(TEST_EXTRAS))
 	$(PY) -m pytest -m "not slow and not integration and not browser" $(PYTEST_ARGS)
+
+# Not part of the test suite: see README.md, "Performance". wrk comes from Debian.
+bench:
+	$(call venv,$(TEST_EXTRAS))
+	DATABASE_URL="$(DATABASE_URL)" $(PY) -m tests.bench.run --scale $(SCALE) $(BENCH_ARGS)
 
 lint:
 	$(call venv,test)

@@ -36,6 +36,22 @@ def case_create_from_session(*, session: DiagnosisSession) -> tuple[CaseLibrary,
     existing = CaseLibrary.objects.filter(diagnosis_id=session.session_id).first()
     if existing is not None:
         return existing, False
+    try:
+        with transaction.atomic():
+            case = case_insert_from_session(session=session)
+    except IntegrityError:
+        # Another request made it between our read and our insert: theirs is the case.
+        return CaseLibrary.objects.get(diagnosis_id=session.session_id), False
+    return case, True
+
+
+def case_insert_from_session(*, session: DiagnosisSession) -> CaseLibrary:
+    """Insert the AUTO case of a session known to have none; IntegrityError if it has.
+
+    For a caller that already looked under the session's row lock (feedback does): one
+    INSERT, no savepoint. The caller handles the IntegrityError of a case that appeared
+    anyway (an operator's manual case for the session, say).
+    """
     case = CaseLibrary(
         diagnosis_id=session.session_id,
         source_type=SourceType.AUTO,
@@ -46,13 +62,8 @@ def case_create_from_session(*, session: DiagnosisSession) -> tuple[CaseLibrary,
         created_by=SYSTEM_USER,
         updated_by=SYSTEM_USER,
     )
-    try:
-        with transaction.atomic():
-            case.save(force_insert=True)
-    except IntegrityError:
-        # Another request made it between our read and our insert: theirs is the case.
-        return CaseLibrary.objects.get(diagnosis_id=session.session_id), False
-    return case, True
+    case.save(force_insert=True)
+    return case
 
 
 def case_create_manual(

@@ -186,6 +186,10 @@ elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
         f'FEEDBACK_RATE_LIMIT must look like "6000/min" or be "off", got {FEEDBACK_RATE_LIMIT!r}'
     )
 
+# Seconds an API key is remembered per process (see diagnosis/apikeys.py): a key revoked
+# in another process stops working within this time. 0 checks the database every request.
+API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
+
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
@@ -227,8 +231,10 @@ Q_CLUSTER = {
     "timeout": env_int("Q_TIMEOUT", 30, minimum=1),
     "retry": env_int("Q_RETRY", 60, minimum=2),
     "max_attempts": env_int("Q_MAX_ATTEMPTS", 5, minimum=1),
-    # Successful scorings are not worth keeping by the million; failures always are.
-    "save_limit": env_int("Q_SAVE_LIMIT", 200),
+    # Successful scorings are not stored (-1); failures always are, and are retried.
+    # A positive limit makes the monitor lock and read every kept success for each task
+    # (django_q/monitor.py, save_task), which caps a burst at a few dozen tasks a second.
+    "save_limit": env_int("Q_SAVE_LIMIT", -1),
     # A failed task stays queued and is retried every `retry` seconds, up to
     # `max_attempts`; each failure is visible (and can be resubmitted) in the admin.
     "ack_failures": False,

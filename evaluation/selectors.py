@@ -60,8 +60,14 @@ def invocation_facts_by_session(*, session_ids: Collection[str]) -> dict[str, In
     if not facts:
         return facts
     sql = _MANY_SESSIONS.format(columns=_FACT_COLUMNS, placeholders=", ".join(["%s"] * len(facts)))
+    # Most sessions share their counts with others: one InvocationFacts per distinct row.
+    distinct: dict[tuple, InvocationFacts] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, list(facts))
         for row in cursor.fetchall():
-            facts[row[0]] = _facts(row[1:])
+            counts = row[1:]
+            found = distinct.get(counts)
+            if found is None:
+                found = distinct[counts] = _facts(counts)
+            facts[row[0]] = found
     return facts

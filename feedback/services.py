@@ -6,10 +6,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from caselibrary.services import case_create_from_session
+from caselibrary.models import CaseLibrary
+from caselibrary.services import case_insert_from_session
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
@@ -66,43 +67,118 @@ def feedback_submit(*, session_id: str, feedback: str) -> FeedbackResult:
 
 
 def _submit(session_id: str, feedback: str) -> FeedbackResult:
-    with transaction.atomic():
-        session = _lock(session_id, with_content=feedback == Feedback.USEFUL)
-        if session.status == SessionStatus.RUNNING:
-            raise FeedbackConflict(SESSION_STILL_RUNNING)
-        useful = feedback == Feedback.USEFUL
-        if useful and not (session.answer or "").strip():
-            raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
-        changed = session.feedback != feedback
-        if changed:
-            now = timezone.now()
-            DiagnosisSession.objects.filter(pk=session.pk).update(
-                feedback=feedback, feedback_at=now, updated_at=now
-            )
-        case_id = case_create_from_session(session=session)[0].case_id if useful else None
+    result = None
+    if feedback == Feedback.NOT_USEFUL:
+        result = _not_useful_in_one_update(session_id)
+    if result is None:
+        result = _submit_locked(session_id, feedback)
     logger.info(
         "feedback recorded",
         extra={
             "session_id": session_id,
             "feedback": feedback,
-            "changed": changed,
-            "case_id": case_id,
+            "changed": result.changed,
+            "case_id": result.case_id,
         },
     )
+    return result
+
+
+def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
+    """not_useful as one conditional UPDATE (the rules are in its WHERE clause).
+
+    The hot path of the bad-case button: one statement, no transaction to open, the row
+    locked only for the UPDATE itself. When nothing matched, one read says why; None
+    when the row changed in between, and the caller takes the locked path.
+    """
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    # Written out: building this UPDATE through the ORM cost a third of the request.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s "
+            "WHERE session_id = %s AND status <> %s AND (feedback IS NULL OR feedback <> %s)",
+            [
+                Feedback.NOT_USEFUL.value,
+                now,
+                now,
+                session_id,
+                SessionStatus.RUNNING.value,
+                Feedback.NOT_USEFUL.value,
+            ],
+        )
+        updated = cursor.rowcount
+    if updated:
+        return FeedbackResult(
+            session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=True
+        )
+    row = (
+        DiagnosisSession.objects.filter(session_id=session_id)
+        .values_list("status", "feedback")
+        .first()
+    )
+    if row is None:
+        raise FeedbackSessionNotFound()
+    status, current = row
+    if status == SessionStatus.RUNNING:
+        raise FeedbackConflict(SESSION_STILL_RUNNING)
+    if current == Feedback.NOT_USEFUL:
+        return FeedbackResult(
+            session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=False
+        )
+    return None
+
+
+def _submit_locked(session_id: str, feedback: str) -> FeedbackResult:
+    with transaction.atomic():
+        useful = feedback == Feedback.USEFUL
+        session = _lock(session_id, with_content=useful)
+        if session.status == SessionStatus.RUNNING:
+            raise FeedbackConflict(SESSION_STILL_RUNNING)
+        if useful and not (session.answer or "").strip():
+            raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
+        changed = session.feedback != feedback
+        if changed:
+            now = connection.ops.adapt_datetimefield_value(timezone.now())
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, "
+                    "updated_at = %s WHERE id = %s",
+                    [feedback, now, now, session.pk],
+                )
+        case_id = None
+        if useful:
+            # The lock read the case too: under the session's row lock no other feedback
+            # request can make it, so a missing one is inserted without a savepoint (a
+            # case that appears anyway is an IntegrityError, retried by the caller).
+            case = session.case if _has_case(session) else None
+            if case is None:
+                case = case_insert_from_session(session=session)
+            case_id = case.case_id
     return FeedbackResult(
         session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
     )
 
 
 def _lock(session_id: str, *, with_content: bool) -> DiagnosisSession:
-    # The question and answer (LONGTEXT) are only read when a case is to be made.
+    # The question and answer (LONGTEXT) are only read when a case is to be made, and
+    # the case (one LEFT JOIN) only then.
     fields = ["id", "session_id", "status", "feedback"]
+    queryset = DiagnosisSession.objects.select_for_update()
     if with_content:
-        fields += ["query", "answer"]
+        fields += ["query", "answer", "case__case_id"]
+        queryset = queryset.select_related("case")
     try:
-        return DiagnosisSession.objects.select_for_update().only(*fields).get(session_id=session_id)
+        return queryset.only(*fields).get(session_id=session_id)
     except DiagnosisSession.DoesNotExist:
         raise FeedbackSessionNotFound() from None
+
+
+def _has_case(session: DiagnosisSession) -> bool:
+    try:
+        session.case  # noqa: B018 - read from the select_related cache, no query
+    except CaseLibrary.DoesNotExist:
+        return False
+    return True
 
 
 def _mysql_code(exc: Exception) -> int | None:

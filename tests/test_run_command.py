@@ -92,11 +92,14 @@ def test_make_run_serves_the_admin_with_the_printed_password_and_runs_a_worker(t
         task_id = enqueue.stdout.strip().splitlines()[-1]
 
         def task_done() -> bool:
+            # Successes are not stored by default (Q_SAVE_LIMIT=-1): the task is done when
+            # its queue entry has been acknowledged (deleted) and no failure was saved.
             with sqlite3.connect(database) as db:
-                row = db.execute(
-                    "SELECT success, result FROM django_q_task WHERE id = ?", [task_id]
-                ).fetchone()
-            return row is not None and row[0] == 1
+                queued = db.execute("SELECT COUNT(*) FROM django_q_ormq").fetchone()[0]
+                failed = db.execute(
+                    "SELECT COUNT(*) FROM django_q_task WHERE id = ?", [task_id]
+                ).fetchone()[0]
+            return queued == 0 and failed == 0
 
         wait_for(task_done, timeout=30, what="the qcluster worker to run a task")
 

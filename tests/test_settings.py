@@ -98,7 +98,8 @@ def test_the_task_queue_kills_a_task_before_it_would_be_delivered_again(
     q = load_settings(monkeypatch, DEBUG="1")["Q_CLUSTER"]
     assert q["timeout"] < q["retry"]
     assert q["max_attempts"] > 0
-    assert 0 < q["save_limit"] <= 1000
+    # Successes are not stored (0 would keep every one, forever); failures always are.
+    assert q["save_limit"] == -1
 
 
 def production_env(**extra: str) -> dict[str, str]:

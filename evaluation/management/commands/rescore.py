@@ -7,6 +7,8 @@ from datetime import time as clock
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -53,11 +55,17 @@ class Command(BaseCommand):
                 batch = list(
                     sessions.filter(id__gt=last_id)
                     .order_by("id")
-                    .values_list("id", "session_id", "status")[: options["batch"]]
+                    .annotate(stored=Cast("self_evaluation", TextField()))
+                    .values_list("id", "session_id", "status", "stored")[: options["batch"]]
                 )
                 if not batch:
                     break
-                scored += sessions_evaluate(sessions=[(sid, status) for _, sid, status in batch])
+                # The stored scores come along (as text: no JSON decoding) so unchanged ones
+                # are not written again.
+                scored += sessions_evaluate(
+                    sessions=[(sid, status) for _, sid, status, _ in batch],
+                    current={sid: score for _, sid, _, score in batch},
+                )
                 last_id = batch[-1][0]
                 bar.update(len(batch))
         elapsed = time.monotonic() - started
