@@ -123,7 +123,11 @@ DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # answer's column comment (V008) is for MySQL/MariaDB; SQLite has nowhere to put it.
-SILENCED_SYSTEM_CHECKS = ["fields.W163"]
+SILENCED_SYSTEM_CHECKS = [
+    "fields.W163",
+    # django-q2's Task has a partial index; MariaDB makes it a plain one, which is fine.
+    "models.W037",
+]
 
 # --- Cache ------------------------------------------------------------------
 
@@ -240,6 +244,9 @@ Q_CLUSTER = {
     "ack_failures": False,
     "catch_up": False,
     "poll": env_float("Q_POLL", 0.2),
+    # Tasks taken from the broker per fetch: fewer round trips when a burst is queued
+    # (a 3,000-task burst on the ORM broker drained 125/s with 1, 180-200/s with 10-50).
+    "bulk": env_int("Q_BULK", 10, minimum=1),
     "label": "Task queue",
     "sync": env_bool("Q_SYNC", False),
 }
