@@ -225,9 +225,14 @@ def _plainly_valid(row: ToolInvocation) -> bool:
             row.invocation_id is None
             or (type(row.invocation_id) is str and len(row.invocation_id) <= 64)
         )
+        and type(row.kind) is str
         and row.kind in _KINDS
+        and type(row.status) is str
         and row.status in _STATUSES
-        and (row.match_level is None or row.match_level in _MATCH_LEVELS)
+        and (
+            row.match_level is None
+            or (type(row.match_level) is str and row.match_level in _MATCH_LEVELS)
+        )
         and match_level_problem(status=row.status, kind=row.kind, match_level=row.match_level)
         is None
         and type(row.hit_count) is int

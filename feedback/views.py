@@ -21,6 +21,25 @@ from feedback.throttling import FeedbackKeyThrottle
 _SESSION_ID = re.compile(SESSION_ID_REGEX)
 _FEEDBACK_VALUES = frozenset(Feedback.values)
 
+
+def plain_feedback(data: dict) -> tuple[str, str] | None:
+    """(sessionId, feedback) of a body FeedbackInput would accept unchanged, else None.
+
+    The serializer costs more than the rest of the request; a well-formed body is
+    checked here in a few comparisons (tests/test_fast_paths.py holds the two equal).
+    """
+    session_id = data.get("sessionId")
+    feedback = data.get("feedback")
+    if (
+        type(session_id) is str
+        and _SESSION_ID.match(session_id)
+        and type(feedback) is str
+        and feedback in _FEEDBACK_VALUES
+    ):
+        return session_id, feedback
+    return None
+
+
 MESSAGES = {
     "not_authenticated": "缺少或无效的 API Key",
     "authentication_failed": "缺少或无效的 API Key",
@@ -91,24 +110,18 @@ class FeedbackViewSet(ApiViewSet):
     def create(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
             return Response(contract_error("not_a_json_object"), status=status.HTTP_400_BAD_REQUEST)
-        session_id = request.data.get("sessionId")
-        feedback = request.data.get("feedback")
-        # The serializer only runs for a body that is not plainly valid: it costs more
-        # than the rest of the request, and its job there is the exact error message.
-        if not (
-            type(session_id) is str
-            and _SESSION_ID.match(session_id)
-            and type(feedback) is str
-            and feedback in _FEEDBACK_VALUES
-        ):
+        plain = plain_feedback(request.data)
+        if plain is None:
+            # Not plainly valid: the serializer refuses it with the exact message (or
+            # accepts it after all).
             serializer = FeedbackInput(data=request.data)
             if not serializer.is_valid():
                 return Response(
                     feedback_body(success=False, message=serializer.first_error()),
                     status=status.HTTP_400_BAD_REQUEST,
                 )
-            session_id = serializer.validated_data["sessionId"]
-            feedback = serializer.validated_data["feedback"]
+            plain = serializer.validated_data["sessionId"], serializer.validated_data["feedback"]
+        session_id, feedback = plain
         tag_request(session_id)
         result = services.feedback_submit(session_id=session_id, feedback=feedback)
         return Response(
