@@ -28,7 +28,7 @@ from caselibrary.services import (
     fault_category_delete,
     fault_category_save,
 )
-from config.admin_paginator import EstimatedCountPaginator
+from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin import session_change_url
 from diagnosis.models import Feedback
 
@@ -102,11 +102,9 @@ class CaseForm(forms.ModelForm):
 
 
 @admin.register(CaseLibrary)
-class CaseLibraryAdmin(admin.ModelAdmin):
+class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
     form = CaseForm
     action_form = CaseActionForm
-    paginator = EstimatedCountPaginator
-    show_full_result_count = False
     list_per_page = 50
     list_display = (
         "title",

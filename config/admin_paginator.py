@@ -4,6 +4,9 @@ The admin asks its paginator for `count` on every page load, and Django's answer
 `COUNT(*)` over everything the filters match: seconds on a big InnoDB table. Here an
 unfiltered list on MySQL/MariaDB is estimated from the table statistics, and anything
 else is counted only up to a cap (`SELECT COUNT(*) FROM (SELECT ... LIMIT cap + 1)`).
+The cap is 1,000 rows (twenty pages) and moves with the operator: on page N it reaches
+`COUNT_PAGES_AHEAD` pages past N, so every page is reachable and the first ones, the
+ones looked at, cost the same on a table of ten thousand rows as on one of a million.
 
 A cap bounds the rows counted, not the rows read: when few rows match (a rare word in a
 free-text search), the count still reads everything the filter has to look at. On
@@ -12,14 +15,19 @@ not count rather than making the operator wait for the same scan twice (the page
 rows needs one too).
 """
 
+from typing import Any
+
+from django.contrib.admin.views.main import PAGE_VAR
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connections
 from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.formats import number_format
 from django.utils.functional import cached_property
 from django.utils.translation import gettext as _
 
-COUNT_CAP = 10_000
+COUNT_CAP = 1_000
+COUNT_PAGES_AHEAD = 10
 COUNT_SECONDS = 1.0
 
 # "Query execution was interrupted": MariaDB's max_statement_time, MySQL's
@@ -82,11 +90,17 @@ class EstimatedCountPaginator(Paginator):
     """`count` is exact up to `cap`; above it, "cap+" or a statistics estimate.
 
     `count_kind` and `count_label` tell the templates which one an operator is looking
-    at (templates/admin/pagination.html shows "10,000+" or "≈ 1,000,000").
+    at (templates/admin/pagination.html shows "1,000+" or "≈ 1,000,000").
     """
 
     cap = COUNT_CAP
     seconds = COUNT_SECONDS
+
+    def __init__(self, *args: Any, page_number: int = 1, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if page_number > 1:
+            # Deep pages stay reachable: count far enough to link the pages past this one.
+            self.cap = max(self.cap, (page_number + COUNT_PAGES_AHEAD) * self.per_page)
 
     @cached_property
     def _count_and_kind(self) -> tuple[int, str]:
@@ -126,3 +140,35 @@ class EstimatedCountPaginator(Paginator):
         if kind == CountKind.UNCOUNTED:
             return _("uncounted")
         return number_format(count, force_grouping=True)
+
+
+def page_number_of(request: HttpRequest) -> int:
+    """The changelist page asked for (1 when absent or not a number: the changelist
+    itself answers a bad one)."""
+    try:
+        return max(1, int(request.GET.get(PAGE_VAR, 1)))
+    except (TypeError, ValueError):
+        return 1
+
+
+class EstimatedCountAdminMixin:
+    """For a ModelAdmin: its changelist pages through an EstimatedCountPaginator."""
+
+    paginator = EstimatedCountPaginator
+    show_full_result_count = False
+
+    def get_paginator(
+        self,
+        request: HttpRequest,
+        queryset: Any,
+        per_page: int,
+        orphans: int = 0,
+        allow_empty_first_page: bool = True,
+    ) -> EstimatedCountPaginator:
+        return self.paginator(
+            queryset,
+            per_page,
+            orphans,
+            allow_empty_first_page,
+            page_number=page_number_of(request),
+        )

@@ -17,7 +17,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from caselibrary.selectors import case_id_for_session
-from config.admin_paginator import EstimatedCountPaginator
+from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.models import SESSION_ID_REGEX, ApiKey, DiagnosisSession, ToolInvocation
 from diagnosis.selectors import (
     EVIDENCE_SCORE,
@@ -96,11 +96,9 @@ class SessionChangeList(ChangeList):
         )
 
 
-class SessionAdminBase(admin.ModelAdmin):
+class SessionAdminBase(EstimatedCountAdminMixin, admin.ModelAdmin):
     """Sessions seen by operators: read-only, scored, fast on a million rows."""
 
-    paginator = EstimatedCountPaginator
-    show_full_result_count = False
     list_per_page = 50
     ordering = ("-created_at",)
     search_fields = ("query",)

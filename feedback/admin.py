@@ -3,6 +3,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -11,7 +12,12 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
-from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, session_change_url
+from diagnosis.admin import (
+    EvidenceScoreBandFilter,
+    SessionAdminBase,
+    SessionChangeList,
+    session_change_url,
+)
 from diagnosis.selectors import session_invocations
 from feedback.models import BadCase, BadCaseReview, ReviewState
 from feedback.selectors import OPEN_REVIEW_STATES, REVIEW_STATE
@@ -42,9 +48,21 @@ class ReviewStateFilter(admin.SimpleListFilter):
         if value == ReviewState.NEW:
             return queryset.filter(review_state=value)  # with or without a review row
         if value in ReviewState.values:
-            # An inner join on the review's state: the database can start from the
-            # (few) reviews in that state instead of reading every bad case.
+            # An inner join on the review's state: the database starts from the reviews
+            # in that state (index state, reviewed_at) instead of reading every bad case.
             return queryset.filter(review__state=value)
+        return queryset
+
+
+class BadCaseChangeList(SessionChangeList):
+    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
+        queryset = super().get_queryset(request, exclude_parameters)
+        reviewed = request.GET.get(ReviewStateFilter.parameter_name)
+        if reviewed in (ReviewState.TRIAGED, ReviewState.RESOLVED) and ORDER_VAR not in request.GET:
+            # Triaged or resolved cases come latest review first, in the order of the
+            # review index: a page is read off the index instead of sorting every
+            # review in that state by the session's creation time.
+            return queryset.order_by("-review__reviewed_at", "-review__session_id")
         return queryset
 
 
@@ -79,7 +97,7 @@ class BadCaseAdmin(SessionAdminBase):
         "query_excerpt",
         "score_column",
         "review_state_column",
-        "reviewed_by_column",
+        "reviewed",
         "feedback_at",
         "created_at",
         "session_link",
@@ -132,6 +150,9 @@ class BadCaseAdmin(SessionAdminBase):
             .select_related("review")
         )
 
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return BadCaseChangeList
+
     def save_model(
         self, request: HttpRequest, obj: BadCase, form: forms.Form, change: bool
     ) -> None:
@@ -154,11 +175,6 @@ class BadCaseAdmin(SessionAdminBase):
             ReviewState(obj.review_state).label,
         )
 
-    @admin.display(description=_("reviewed by"))
-    def reviewed_by_column(self, obj: BadCase) -> str:
-        review = _review_of(obj)
-        return review.reviewed_by if review and review.reviewed_by else "-"
-
     @admin.display(description=_("session"))
     def session_link(self, obj: BadCase) -> SafeString:
         return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)
@@ -176,7 +192,7 @@ class BadCaseAdmin(SessionAdminBase):
         review = _review_of(obj)
         return review.note if review else ""
 
-    @admin.display(description=_("last review"))
+    @admin.display(description=_("last review"), ordering="review__reviewed_at")
     def reviewed(self, obj: BadCase) -> str:
         review = _review_of(obj)
         if review is None or not review.reviewed_at:

@@ -30,7 +30,6 @@ class BadCaseReview(models.Model):
         max_length=16,
         choices=ReviewState.choices,
         default=ReviewState.NEW,
-        db_index=True,
     )
     note = models.TextField(_("reviewer note"), blank=True, default="")
     reviewed_by = models.CharField(_("reviewed by"), max_length=150, blank=True, default="")
@@ -38,6 +37,8 @@ class BadCaseReview(models.Model):
 
     class Meta:
         db_table = "bad_case_review"
+        # The state filter, and the triaged/resolved lists in review order.
+        indexes = [models.Index(fields=["state", "reviewed_at"], name="idx_review_state_reviewed")]
         verbose_name = _("bad-case review")
         verbose_name_plural = _("bad-case reviews")
 

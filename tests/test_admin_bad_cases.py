@@ -1,9 +1,11 @@
 """The bad-case admin: the not_useful work queue, its review, and bulk triage."""
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession
 from feedback.models import BadCase, BadCaseReview
@@ -120,6 +122,53 @@ def test_open_bad_cases_with_a_high_score_are_one_click_away(admin_client, queue
     response = admin_client.get(LIST, {"review_state": "open", "score_band": "65+"})
 
     assert shown_ids(response) == ["bad-new"]
+
+
+def test_triaged_and_resolved_cases_come_latest_review_first(admin_client) -> None:
+    now = timezone.now()
+    for name, created_days_ago, reviewed_days_ago in [
+        ("reviewed-long-ago", 1, 9),
+        ("reviewed-today", 8, 0),
+        ("reviewed-last-week", 3, 7),
+    ]:
+        review = BadCaseReviewFactory(
+            session__session_id=name,
+            state="resolved",
+            reviewed_at=now - timedelta(days=reviewed_days_ago),
+        )
+        DiagnosisSession.objects.filter(pk=review.session.pk).update(
+            created_at=now - timedelta(days=created_days_ago)
+        )
+
+    assert shown_ids(admin_client.get(LIST, {"review_state": "resolved"})) == [
+        "reviewed-today",
+        "reviewed-last-week",
+        "reviewed-long-ago",
+    ]
+    # A column the operator sorts by still wins (7: "created", after the checkbox column).
+    assert shown_ids(admin_client.get(LIST, {"review_state": "resolved", "o": "7"})) == [
+        "reviewed-today",
+        "reviewed-last-week",
+        "reviewed-long-ago",
+    ]
+    assert shown_ids(admin_client.get(LIST, {"review_state": "resolved", "o": "-7"})) == [
+        "reviewed-long-ago",
+        "reviewed-last-week",
+        "reviewed-today",
+    ]
+
+
+def test_the_last_review_column_says_who_and_when(admin_client) -> None:
+    BadCaseReviewFactory(
+        reviewed_by="ops.alice",
+        reviewed_at=datetime(2026, 3, 4, 5, 6, tzinfo=UTC),
+    )
+    DiagnosisSessionFactory(not_useful=True)
+
+    page = text(admin_client.get(LIST))
+
+    assert "ops.alice, 2026-03-04 05:06" in page
+    assert "not reviewed yet" in page
 
 
 def test_searching_a_session_id(admin_client, queue) -> None:

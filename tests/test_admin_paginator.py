@@ -6,6 +6,7 @@ from django.db import connection
 from django.db.models import Func, IntegerField, Value
 
 from config.admin_paginator import CountKind, EstimatedCountPaginator
+from diagnosis.admin import DiagnosisSessionAdmin
 from diagnosis.models import DiagnosisSession
 from tests.datasets import generate_sessions
 from tests.factories import DiagnosisSessionFactory
@@ -162,3 +163,29 @@ def test_the_changelist_says_when_it_did_not_count(admin_client, monkeypatch) ->
     ).content.decode()
 
     assert "uncounted diagnosis sessions" in " ".join(page.split())
+
+
+def test_on_a_deep_page_the_count_reaches_ten_pages_past_it(monkeypatch) -> None:
+    monkeypatch.setattr(EstimatedCountPaginator, "cap", 5)
+    DiagnosisSessionFactory.create_batch(40, status="FAILED")
+    failed = DiagnosisSession.objects.filter(status="FAILED").order_by("id")
+
+    first = EstimatedCountPaginator(failed, 2)
+    deep = EstimatedCountPaginator(failed, 2, page_number=4)
+
+    assert first.count_label == "5+"
+    assert deep.count_label == "28+"  # (page 4 + 10 pages) x 2 per page
+    assert deep.num_pages == 15
+
+
+def test_a_deep_page_of_the_changelist_can_be_opened(admin_client, monkeypatch) -> None:
+    monkeypatch.setattr(EstimatedCountPaginator, "cap", 5)
+    monkeypatch.setattr(DiagnosisSessionAdmin, "list_per_page", 2)
+    DiagnosisSessionFactory.create_batch(12, status="FAILED")
+
+    response = admin_client.get(
+        "/admin/diagnosis/diagnosissession/", {"status__exact": "FAILED", "p": "5"}
+    )
+
+    assert response.status_code == 200
+    assert "12 diagnosis sessions" in " ".join(response.content.decode().split())

@@ -43,7 +43,8 @@ def test_make_run_serves_the_admin_with_the_printed_password_and_runs_a_worker(t
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "Q_SYNC", "SECRET_KEY", "DEBUG"}
+        # MAKEFLAGS too: `make test DATABASE_URL=...` would hand its variables down.
+        if k not in {"DATABASE_URL", "Q_SYNC", "SECRET_KEY", "DEBUG", "MAKEFLAGS", "MFLAGS"}
     }
     env.update(DATABASE_URL=f"sqlite:///{database}", Q_SYNC="0")
     make = subprocess.Popen(

@@ -152,7 +152,7 @@ def test_indexes_serve_the_case_library_and_bad_case_filters() -> None:
     cases = set(_indexes("case_library").values())
     assert (False, ("fault_category", "created_at")) in cases
     assert (False, ("source_type", "created_at")) in cases
-    assert (False, ("state",)) in set(_indexes("bad_case_review").values())
+    assert (False, ("state", "reviewed_at")) in set(_indexes("bad_case_review").values())
 
 
 def test_tool_invocation_session_id_references_the_session() -> None:

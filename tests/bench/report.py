@@ -208,6 +208,18 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                     check(f"admin_{name}", page["statements"], 20, at_most=True),
                 )
             )
+        elif page["kind"] == "scan" and ref and ref.get("available") and ref["median_ms"]:
+            # Reads the whole table by design (a word no question holds): grows with it.
+            ratio = page["median_ms"] / ref["median_ms"]
+            rows.append(
+                Row(
+                    f"admin: {name}",
+                    value,
+                    f"{ref['median_ms']:.0f} ms at 10k",
+                    f"{_fmt(ratio, 2)} x 10k",
+                    "(full scan)",
+                )
+            )
         else:
             rows.append(Row(f"admin: {name}", value))
 
