@@ -185,16 +185,19 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
             continue
         ref = at_ref.get(name)
         value = f"{page['median_ms']:.0f} ms, {page['statements']} statements"
-        if page["kind"] == "changelist" and ref and ref.get("available"):
+        if page["kind"] in ("changelist", "scan") and ref and ref.get("available"):
             ratio = page["median_ms"] / ref["median_ms"] if ref["median_ms"] else None
+            # Kind "scan" reads the whole table by design (a word no question holds):
+            # it grows with the table, so it is reported, not held.
+            held = page["kind"] == "changelist"
             rows.append(
                 Row(
                     f"admin: {name}",
                     value,
                     f"{ref['median_ms']:.0f} ms at 10k",
                     f"{_fmt(ratio, 2)} x 10k",
-                    "<= 1.5 x",
-                    check(f"admin_{name}", ratio, 1.5, at_most=True),
+                    "<= 1.5 x" if held else "(full scan)",
+                    check(f"admin_{name}", ratio, 1.5, at_most=True) if held else "",
                 )
             )
         elif page["kind"] == "detail":
@@ -206,18 +209,6 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                     "",
                     "<= 20 statements",
                     check(f"admin_{name}", page["statements"], 20, at_most=True),
-                )
-            )
-        elif page["kind"] == "scan" and ref and ref.get("available") and ref["median_ms"]:
-            # Reads the whole table by design (a word no question holds): grows with it.
-            ratio = page["median_ms"] / ref["median_ms"]
-            rows.append(
-                Row(
-                    f"admin: {name}",
-                    value,
-                    f"{ref['median_ms']:.0f} ms at 10k",
-                    f"{_fmt(ratio, 2)} x 10k",
-                    "(full scan)",
                 )
             )
         else:
