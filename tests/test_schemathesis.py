@@ -25,6 +25,14 @@ pytestmark = pytest.mark.slow
 _KEY: dict[str, str] = {}
 
 
+@schema.hook
+def filter_query(context, query) -> bool:  # type: ignore[no-untyped-def]
+    """Drops generated query parts that never reach the wire: a parameter with an empty name
+    or an empty list of values serializes to nothing, so a "negative" case built from one
+    is the same request as a valid one and a 200 for it is right."""
+    return not query or all(name and value != [] for name, value in query.items())
+
+
 @schema.auth()
 class ApiKeyHeader:
     """Sends a valid key; schemathesis also tries without it (and expects 401)."""
