@@ -8,7 +8,7 @@ from collections.abc import Collection
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import (
@@ -20,6 +20,7 @@ from caselibrary.models import (
     SourceType,
 )
 from caselibrary.selectors import fault_category_in_use
+from diagnosis.fields import new_uuid_string
 from diagnosis.models import DiagnosisSession
 
 EDITABLE_FIELDS = frozenset(
@@ -64,6 +65,52 @@ def case_insert_from_session(*, session: DiagnosisSession) -> CaseLibrary:
     )
     case.save(force_insert=True)
     return case
+
+
+_COPY_FROM_SESSION = (
+    "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, title, "
+    "root_cause, solution, created_by, updated_by, created_at, updated_at) "
+    "SELECT %s, session_id, %s, %s, SUBSTR(query, 1, %s), answer, answer, %s, %s, %s, %s "
+    "FROM diagnosis_session WHERE session_id = %s "
+    "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
+)
+
+
+def case_copy_from_session(*, session_id: str) -> str:
+    """The session's case id, inserting its AUTO case first if it has none.
+
+    The same case as `case_insert_from_session`, copied inside the database (SUBSTR counts
+    characters as Python's slice does), so the question and answer never travel to the
+    process and back. For a caller holding the session's row lock in its transaction
+    (feedback's UPDATE does); a case inserted meanwhile by someone not taking that lock is
+    an IntegrityError for the caller to retry.
+    """
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    case_id = new_uuid_string()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _COPY_FROM_SESSION,
+            [
+                case_id,
+                SourceType.AUTO.value,
+                GENERAL_CATEGORY,
+                TITLE_FROM_QUERY_LENGTH,
+                SYSTEM_USER,
+                SYSTEM_USER,
+                now,
+                now,
+                session_id,
+                session_id,
+            ],
+        )
+        if cursor.rowcount == 1:
+            return case_id
+        # It had one already (useful, not_useful, then useful again; or made by hand).
+        cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise CaseLibrary.DoesNotExist(f"no session {session_id!r} to copy a case from")
+    return row[0]
 
 
 def case_create_manual(

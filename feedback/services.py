@@ -10,7 +10,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_insert_from_session
+from caselibrary.services import case_copy_from_session, case_insert_from_session
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
@@ -63,13 +63,17 @@ def feedback_submit(*, session_id: str, feedback: str) -> FeedbackResult:
         logger.warning(
             "feedback retried after %s", exc.__class__.__name__, extra={"session_id": session_id}
         )
-        return _submit(session_id, feedback)
+        # The retry reads under the session's lock: whatever made the first try collide
+        # (a case made meanwhile) is then seen rather than collided with again.
+        return _submit(session_id, feedback, shortcut=False)
 
 
-def _submit(session_id: str, feedback: str) -> FeedbackResult:
+def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> FeedbackResult:
     result = None
     if feedback == Feedback.NOT_USEFUL:
         result = _not_useful_in_one_update(session_id)
+    elif shortcut:
+        result = _useful_in_two_statements(session_id)
     if result is None:
         result = _submit_locked(session_id, feedback)
     logger.info(
@@ -126,6 +130,48 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
             session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=False
         )
     return None
+
+
+# Every character Python's str.strip() removes (str.isspace) as a regular-expression
+# class: an answer with any other character is not blank. The characters themselves, not
+# regex escapes, so the pattern means the same to MariaDB/MySQL (PCRE) and to SQLite
+# (Python's re, which Django registers as REGEXP).
+NOT_BLANK = "[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+def _useful_in_two_statements(session_id: str) -> FeedbackResult | None:
+    """A session's first useful as two statements: the conditional UPDATE (the rules in
+    its WHERE clause) and the case copied from the row in SQL.
+
+    The case is the one `case_insert_from_session` makes (SUBSTR counts characters, as
+    Python's slice does); the UPDATE holds the session's row lock until the commit, so no
+    other feedback request can make the case in between. None when the UPDATE matched
+    nothing (a repeat, an unknown or running session, no answer): the locked path then
+    says which.
+    """
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s "
+            "WHERE session_id = %s AND status <> %s AND (feedback IS NULL OR feedback <> %s) "
+            "AND answer REGEXP %s",
+            [
+                Feedback.USEFUL.value,
+                now,
+                now,
+                session_id,
+                SessionStatus.RUNNING.value,
+                Feedback.USEFUL.value,
+                NOT_BLANK,
+            ],
+        )
+        if cursor.rowcount != 1:
+            return None
+        # Inside the transaction, under the row lock the UPDATE took.
+        case_id = case_copy_from_session(session_id=session_id)
+    return FeedbackResult(
+        session_id=session_id, feedback=Feedback.USEFUL, case_id=case_id, changed=True
+    )
 
 
 def _submit_locked(session_id: str, feedback: str) -> FeedbackResult:

@@ -3,6 +3,7 @@
 import pytest
 
 from caselibrary.models import CaseLibrary
+from caselibrary.services import case_create_manual
 from diagnosis.models import DiagnosisSession
 from tests.factories import DiagnosisSessionFactory
 
@@ -54,6 +55,35 @@ def test_useful_records_feedback_and_creates_the_case(api, finished) -> None:
         case.error_code,
     ) == ("fb-1", "AUTO", "GENERAL", QUERY[:100], ANSWER, ANSWER, "system", "system", None)
     assert len(case.case_id) == 36 and case.case_id.count("-") == 4
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["短问题", "x" * 99 + "🔥" + "y" * 10, "磁盘" * 60 + "🙂", "a" * 100, "\u3000lead" + "z" * 120],
+)
+def test_the_case_title_is_the_first_100_characters_of_the_question(api, query) -> None:
+    DiagnosisSessionFactory(session_id="fb-1", status="SUCCESS", query=query, answer="  答案 🚀\n")
+
+    case_id = post(api, {"sessionId": "fb-1", "feedback": "useful"}).json()["caseId"]
+
+    case = CaseLibrary.objects.get(case_id=case_id)
+    assert (case.title, case.root_cause, case.solution) == (
+        query[:100],
+        "  答案 🚀\n",
+        "  答案 🚀\n",
+    )
+
+
+def test_useful_on_a_session_with_a_case_made_by_hand_returns_that_case(api, finished) -> None:
+    manual = case_create_manual(
+        created_by="ops.wang", title="手工案例", root_cause="r", solution="s", diagnosis_id="fb-1"
+    )
+
+    response = post(api, {"sessionId": "fb-1", "feedback": "useful"})
+
+    assert response.json()["caseId"] == manual.case_id
+    assert CaseLibrary.objects.get().source_type == "MANUAL"
+    assert state()[1] == "useful"
 
 
 def test_useful_twice_returns_the_same_case_and_inserts_nothing(api, finished) -> None:
@@ -206,7 +236,7 @@ def test_a_running_session_is_409_and_unchanged(api, feedback) -> None:
     assert state() == before
 
 
-@pytest.mark.parametrize("answer", [None, "", "   "])
+@pytest.mark.parametrize("answer", [None, "", "   ", "\u3000\n\xa0\u2028\t\x1c\u205f"])
 def test_useful_on_a_session_without_an_answer_is_409(api, answer) -> None:
     DiagnosisSessionFactory(session_id="fb-1", status="FAILED", answer=answer)
     before = state()
@@ -316,16 +346,17 @@ def test_too_many_requests_from_one_key_are_429_in_the_contract_shape(
     cache.clear()
 
 
-def test_useful_costs_four_statements_then_two(api, finished, count_statements) -> None:
+def test_useful_costs_three_statements_then_two(api, finished, count_statements) -> None:
     with count_statements() as first:
         assert post(api, {"sessionId": "fb-1", "feedback": "useful"}).status_code == 200
     with count_statements() as repeat:
         assert post(api, {"sessionId": "fb-1", "feedback": "useful"}).status_code == 200
 
-    # key, session lock (with its case), feedback UPDATE, case INSERT
-    assert [sql.split()[0] for sql in first.statements] == ["SELECT", "SELECT", "UPDATE", "INSERT"]
-    # the key is remembered; session lock with its case: nothing written
-    assert [sql.split()[0] for sql in repeat.statements] == ["SELECT"]
+    # key, conditional feedback UPDATE, case INSERT ... SELECT from the session row
+    assert [sql.split()[0] for sql in first.statements] == ["SELECT", "UPDATE", "INSERT"]
+    # the key is remembered; the UPDATE matches nothing, the session read under its lock
+    # (with its case) says why: nothing written
+    assert [sql.split()[0] for sql in repeat.statements] == ["UPDATE", "SELECT"]
 
 
 def test_not_useful_costs_one_update_after_the_key(api, finished, count_statements) -> None:
