@@ -225,7 +225,7 @@ def _plainly_valid(row: ToolInvocation) -> bool:
             row.invocation_id is None
             or (type(row.invocation_id) is str and len(row.invocation_id) <= 64)
         )
-        and type(row.kind) is str
+        and (type(row.kind) is str or type(row.kind) is ToolKind)  # the field's default
         and row.kind in _KINDS
         and type(row.status) is str
         and row.status in _STATUSES

@@ -243,7 +243,7 @@ def _plain_invocations(items: list[dict]) -> list[dict[str, Any]] | None:
             return None
         tool_name = item.get("toolName")
         invocation_id = item.get("invocationId")
-        kind = item.get("kind", ToolKind.RETRIEVAL)
+        kind = item.get("kind", ToolKind.RETRIEVAL.value)  # the plain str, as JSON gives
         status = item.get("status")
         level = item.get("matchLevel")
         hits = item.get("hitCount", 0)

@@ -139,15 +139,15 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
 NOT_BLANK = "[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
-def _useful_in_two_statements(session_id: str) -> FeedbackResult | None:
+def _useful_in_two_statements(session_id: str) -> FeedbackResult:
     """A session's first useful as two statements: the conditional UPDATE (the rules in
     its WHERE clause) and the case copied from the row in SQL.
 
     The case is the one `case_insert_from_session` makes (SUBSTR counts characters, as
     Python's slice does); the UPDATE holds the session's row lock until the commit, so no
-    other feedback request can make the case in between. None when the UPDATE matched
-    nothing (a repeat, an unknown or running session, no answer): the locked path then
-    says which.
+    other feedback request can make the case in between. When the UPDATE matched nothing
+    (a repeat, an unknown or running session, no answer), the same transaction reads the
+    session under its lock and says which.
     """
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
@@ -166,7 +166,7 @@ def _useful_in_two_statements(session_id: str) -> FeedbackResult | None:
             ],
         )
         if cursor.rowcount != 1:
-            return None
+            return _decide_locked(session_id, Feedback.USEFUL)
         # Inside the transaction, under the row lock the UPDATE took.
         case_id = case_copy_from_session(session_id=session_id)
     return FeedbackResult(
@@ -176,30 +176,35 @@ def _useful_in_two_statements(session_id: str) -> FeedbackResult | None:
 
 def _submit_locked(session_id: str, feedback: str) -> FeedbackResult:
     with transaction.atomic():
-        useful = feedback == Feedback.USEFUL
-        session = _lock(session_id, with_content=useful)
-        if session.status == SessionStatus.RUNNING:
-            raise FeedbackConflict(SESSION_STILL_RUNNING)
-        if useful and not (session.answer or "").strip():
-            raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
-        changed = session.feedback != feedback
-        if changed:
-            now = connection.ops.adapt_datetimefield_value(timezone.now())
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, "
-                    "updated_at = %s WHERE id = %s",
-                    [feedback, now, now, session.pk],
-                )
-        case_id = None
-        if useful:
-            # The lock read the case too: under the session's row lock no other feedback
-            # request can make it, so a missing one is inserted without a savepoint (a
-            # case that appears anyway is an IntegrityError, retried by the caller).
-            case = session.case if _has_case(session) else None
-            if case is None:
-                case = case_insert_from_session(session=session)
-            case_id = case.case_id
+        return _decide_locked(session_id, feedback)
+
+
+def _decide_locked(session_id: str, feedback: str) -> FeedbackResult:
+    """Read the session under its row lock and record the feedback; inside a transaction."""
+    useful = feedback == Feedback.USEFUL
+    session = _lock(session_id, with_content=useful)
+    if session.status == SessionStatus.RUNNING:
+        raise FeedbackConflict(SESSION_STILL_RUNNING)
+    if useful and not (session.answer or "").strip():
+        raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
+    changed = session.feedback != feedback
+    if changed:
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, "
+                "updated_at = %s WHERE id = %s",
+                [feedback, now, now, session.pk],
+            )
+    case_id = None
+    if useful:
+        # The lock read the case too: under the session's row lock no other feedback
+        # request can make it, so a missing one is inserted without a savepoint (a
+        # case that appears anyway is an IntegrityError, retried by the caller).
+        case = session.case if _has_case(session) else None
+        if case is None:
+            case = case_insert_from_session(session=session)
+        case_id = case.case_id
     return FeedbackResult(
         session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
     )

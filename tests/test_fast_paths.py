@@ -101,6 +101,36 @@ def test_a_row_the_service_skips_checking_passes_full_clean(item) -> None:
         row.full_clean(exclude=["session"], validate_unique=False, validate_constraints=False)
 
 
+WELL_FORMED = [
+    {"toolName": "QueryInternalDocsTools", "status": "SUCCESS"},
+    {
+        "invocationId": "c1",
+        "toolName": "QueryInternalDocsTools",
+        "status": "SUCCESS",
+        "matchLevel": "L0",
+        "hitCount": 3,
+        "durationMs": 85,
+        "query": "order-service 504 runbook",
+    },
+    {"toolName": "QueryMetricsTools", "kind": "other", "status": "SUCCESS", "durationMs": 9},
+    {"toolName": "QueryInternalDocsTools", "status": "FAILED", "errorMessage": "timeout"},
+]
+
+
+def test_well_formed_items_take_the_shortcut_with_or_without_a_kind() -> None:
+    plain = _plain_invocations(WELL_FORMED)
+
+    assert plain is not None
+    assert [item["kind"] for item in plain] == ["retrieval", "retrieval", "other", "retrieval"]
+    assert all(type(item["kind"]) is str for item in plain)
+    rows = [ToolInvocation(session_id="s", **item) for item in plain]
+    assert all(_plainly_valid(row) for row in rows)
+
+
+def test_a_row_left_to_the_field_default_kind_skips_full_clean() -> None:
+    assert _plainly_valid(ToolInvocation(session_id="s", tool_name="t", status="SUCCESS"))
+
+
 feedback_bodies = st.fixed_dictionaries(
     {},
     optional={
