@@ -1,20 +1,49 @@
 """Reads of sessions and their facts, shaped for the API and the admin."""
 
 from datetime import datetime
+from typing import Any
 
-from django.db.models import F, IntegerField, QuerySet, TextChoices
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db import NotSupportedError
+from django.db.models import F, Func, IntegerField, QuerySet, TextChoices
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import DiagnosisSession, ToolInvocation
 from diagnosis.services import SessionNotFound
 
+
+class JsonInteger(Func):
+    """An integer member of a JSON column, read in the database; NULL when the document
+    or the member is missing.
+
+    CAST(JSON_VALUE(...)) on MariaDB and MySQL 8.0.21+ (JSON_VALUE reads the member
+    without building the unquoted copy JSON_UNQUOTE(JSON_EXTRACT(...)) makes, which
+    halves the cost of a score filter that reads thousands of rows), CAST(JSON_EXTRACT())
+    on SQLite.
+    """
+
+    output_field = IntegerField()
+
+    def __init__(self, column: str, member: str) -> None:
+        self.path = f"$.{member}"
+        super().__init__(F(column))
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
+        column, params = compiler.compile(self.source_expressions[0])
+        if connection.vendor == "mysql":
+            if connection.mysql_is_mariadb or connection.mysql_version >= (8, 0, 21):
+                read = f"JSON_VALUE({column}, %s)"
+            else:
+                read = f"JSON_UNQUOTE(JSON_EXTRACT({column}, %s))"
+            return f"CAST({read} AS SIGNED)", [*params, self.path]
+        if connection.vendor == "sqlite":
+            return f"CAST(JSON_EXTRACT({column}, %s) AS INTEGER)", [*params, self.path]
+        raise NotSupportedError(f"JSON members are not read on {connection.vendor}")
+
+
 # The score lives inside the JSON column (diagnosis_session mirrors the original schema
-# and gets no column of its own). JSON_UNQUOTE(JSON_EXTRACT(...)) on MySQL/MariaDB,
-# ->> on SQLite, cast to an integer so that comparisons and sorting are numeric; NULL
-# while pending.
-EVIDENCE_SCORE = Cast(KT("self_evaluation__evidence_score"), IntegerField())
+# and gets no column of its own): an integer, so that comparisons and sorting are
+# numeric; NULL while pending.
+EVIDENCE_SCORE = JsonInteger("self_evaluation", "evidence_score")
 
 
 class ScoreBand(TextChoices):
@@ -53,8 +82,11 @@ def sessions_in_score_band(
     if band not in SCORE_BAND_BOUNDS:
         raise ValueError(f"unknown score band {band!r}")
     low, high = SCORE_BAND_BOUNDS[band]
-    queryset = queryset.alias(band_score=EVIDENCE_SCORE).filter(band_score__gte=low)
-    return queryset if high is None else queryset.filter(band_score__lte=high)
+    queryset = queryset.alias(band_score=EVIDENCE_SCORE)
+    if high is None:
+        return queryset.filter(band_score__gte=low)
+    # BETWEEN: the score is read once per row, not once per bound.
+    return queryset.filter(band_score__range=(low, high))
 
 
 def _with_case_id(queryset: QuerySet[DiagnosisSession]) -> QuerySet[DiagnosisSession]:

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
 from diagnosis.models import DiagnosisSession
+from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, sessions_in_score_band
 from tests.conftest import on_mysql
 from tests.factories import (
     CaseLibraryFactory,
@@ -118,6 +119,26 @@ def test_the_score_band_filter_picks_the_band(admin_client, mix, band, expected)
 
     assert response.status_code == 200
     assert set(shown_ids(response)) == expected
+
+
+def test_every_score_lands_in_one_band_edges_included(db) -> None:
+    scores = [0, 1, 39, 40, 64, 65, 100, None]
+    for n, score in enumerate(scores):
+        DiagnosisSessionFactory(session_id=f"edge-{n}", succeeded=True, evidence_score=score)
+
+    found = {
+        band: sorted(
+            int(sid.split("-")[1])
+            for sid in sessions_in_score_band(
+                DiagnosisSession.objects.all(), band=band
+            ).values_list("session_id", flat=True)
+        )
+        for band in ScoreBand.values
+    }
+
+    assert found == {"0": [0], "1-39": [1, 2], "40-64": [3, 4], "65+": [5, 6], "pending": [7]}
+    ordered = DiagnosisSession.objects.annotate(score=EVIDENCE_SCORE).order_by("score", "id")
+    assert [s.score for s in ordered] == [None, 0, 1, 39, 40, 64, 65, 100]
 
 
 def test_an_unknown_score_band_is_refused_not_ignored(admin_client, mix) -> None:
