@@ -4,7 +4,15 @@ from datetime import datetime
 from typing import Any
 
 from django.db import NotSupportedError
-from django.db.models import F, Func, IntegerField, QuerySet, TextChoices
+from django.db.models import (
+    ExpressionWrapper,
+    F,
+    Func,
+    IntegerField,
+    QuerySet,
+    TextChoices,
+    TextField,
+)
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import DiagnosisSession, ToolInvocation
@@ -73,12 +81,24 @@ def score_band(score: int | None) -> str:
     return ScoreBand.ZERO  # scores are clamped to 0-100; a negative one is treated as 0
 
 
+def sessions_unscored(queryset: QuerySet[DiagnosisSession]) -> QuerySet[DiagnosisSession]:
+    """Sessions whose self_evaluation is SQL NULL (pending, or scoring failed).
+
+    Not `self_evaluation__isnull`: on MariaDB Django reads a JSON column through
+    JSON_UNQUOTE() in every lookup, and `JSON_UNQUOTE(col) IS NULL` can use no index. The
+    column seen as plain text gives `col IS NULL`, which the (feedback, self_evaluation(1),
+    created_at) index answers. (Nor `=None`: on a JSON column that means a JSON null.)
+    """
+    return queryset.alias(
+        evaluation_text=ExpressionWrapper(F("self_evaluation"), output_field=TextField())
+    ).filter(evaluation_text__isnull=True)
+
+
 def sessions_in_score_band(
     queryset: QuerySet[DiagnosisSession], *, band: str
 ) -> QuerySet[DiagnosisSession]:
     if band == ScoreBand.PENDING:
-        # __isnull, not =None: on a JSON column `=None` means a JSON null.
-        return queryset.filter(self_evaluation__isnull=True)
+        return sessions_unscored(queryset)
     if band not in SCORE_BAND_BOUNDS:
         raise ValueError(f"unknown score band {band!r}")
     low, high = SCORE_BAND_BOUNDS[band]

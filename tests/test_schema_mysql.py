@@ -3,6 +3,9 @@
 import pytest
 from django.db import connection
 
+from diagnosis.models import DiagnosisSession
+from diagnosis.selectors import sessions_in_score_band
+
 pytestmark = [pytest.mark.mysql, pytest.mark.django_db]
 
 # column -> (COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY)
@@ -146,6 +149,26 @@ def test_indexes_serve_the_status_feedback_and_date_filters() -> None:
     assert (False, ("created_at",)) in indexes
     assert (False, ("status", "created_at")) in indexes
     assert (False, ("feedback", "created_at")) in indexes
+
+
+def test_bad_cases_still_unscored_are_found_through_an_index() -> None:
+    indexes = set(_indexes("diagnosis_session").values())
+    if connection.mysql_is_mariadb:
+        assert (False, ("feedback", "self_evaluation", "created_at")) in indexes
+        # The admin's own query for "bad cases, score pending" can use it.
+        pending = sessions_in_score_band(
+            DiagnosisSession.objects.filter(feedback="not_useful").order_by("-created_at"),
+            band="pending",
+        )
+        sql, params = pending.values("id").query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN {sql}", params)
+            plan = cursor.fetchone()
+        assert "idx_session_feedback_scored" in (plan[4] or "")  # possible_keys
+        # The column itself, not JSON_UNQUOTE() of it, or no index could answer.
+        assert "`diagnosis_session`.`self_evaluation` IS NULL" in sql
+    else:  # MySQL 8 cannot index a JSON column, not even by prefix
+        assert all("self_evaluation" not in columns for _, columns in indexes)
 
 
 def test_indexes_serve_the_case_library_and_bad_case_filters() -> None:

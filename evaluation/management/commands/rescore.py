@@ -13,6 +13,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from diagnosis.models import DiagnosisSession
+from diagnosis.selectors import sessions_unscored
 from evaluation.services import SCORABLE_STATUSES, sessions_evaluate
 
 
@@ -83,7 +84,7 @@ def _day(value: str) -> date:
 def _selection(*, missing: bool, since: date | None, until: date | None, **_: Any):  # type: ignore[no-untyped-def]
     sessions = DiagnosisSession.objects.filter(status__in=SCORABLE_STATUSES)
     if missing:
-        sessions = sessions.filter(self_evaluation__isnull=True)
+        sessions = sessions_unscored(sessions)
     zone = timezone.get_current_timezone()
     if since:
         sessions = sessions.filter(created_at__gte=datetime.combine(since, clock.min, zone))
