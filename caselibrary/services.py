@@ -8,7 +8,7 @@ from collections.abc import Collection
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from caselibrary.models import (
@@ -21,50 +21,10 @@ from caselibrary.models import (
 )
 from caselibrary.selectors import fault_category_in_use
 from diagnosis.fields import new_uuid_string
-from diagnosis.models import DiagnosisSession
 
 EDITABLE_FIELDS = frozenset(
     {"fault_category", "error_code", "title", "root_cause", "solution", "diagnosis_id"}
 )
-
-
-def case_create_from_session(*, session: DiagnosisSession) -> tuple[CaseLibrary, bool]:
-    """The AUTO case for a session marked useful; (case, created).
-
-    Idempotent: the unique key on diagnosis_id decides, so a session has one case however
-    many requests race to make it. Call inside the caller's transaction.
-    """
-    existing = CaseLibrary.objects.filter(diagnosis_id=session.session_id).first()
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            case = case_insert_from_session(session=session)
-    except IntegrityError:
-        # Another request made it between our read and our insert: theirs is the case.
-        return CaseLibrary.objects.get(diagnosis_id=session.session_id), False
-    return case, True
-
-
-def case_insert_from_session(*, session: DiagnosisSession) -> CaseLibrary:
-    """Insert the AUTO case of a session known to have none; IntegrityError if it has.
-
-    For a caller that already looked under the session's row lock (feedback does): one
-    INSERT, no savepoint. The caller handles the IntegrityError of a case that appeared
-    anyway (an operator's manual case for the session, say).
-    """
-    case = CaseLibrary(
-        diagnosis_id=session.session_id,
-        source_type=SourceType.AUTO,
-        fault_category=GENERAL_CATEGORY,
-        title=session.query[:TITLE_FROM_QUERY_LENGTH],
-        root_cause=session.answer,
-        solution=session.answer,
-        created_by=SYSTEM_USER,
-        updated_by=SYSTEM_USER,
-    )
-    case.save(force_insert=True)
-    return case
 
 
 _COPY_FROM_SESSION = (
@@ -79,11 +39,12 @@ _COPY_FROM_SESSION = (
 def case_copy_from_session(*, session_id: str) -> str:
     """The session's case id, inserting its AUTO case first if it has none.
 
-    The same case as `case_insert_from_session`, copied inside the database (SUBSTR counts
-    characters as Python's slice does), so the question and answer never travel to the
-    process and back. For a caller holding the session's row lock in its transaction
-    (feedback's UPDATE does); a case inserted meanwhile by someone not taking that lock is
-    an IntegrityError for the caller to retry.
+    The case SPEC §4 lists (AUTO, GENERAL, the title the first 100 characters of the
+    question, root cause and solution the whole answer, made by `system`), copied inside
+    the database (SUBSTR counts characters as Python's slice does), so the question and
+    answer never travel to the process and back. For a caller holding the session's row
+    lock in its transaction (feedback does); a case inserted meanwhile by someone not
+    taking that lock is an IntegrityError for the caller to retry.
     """
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     case_id = new_uuid_string()

@@ -10,7 +10,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_copy_from_session, case_insert_from_session
+from caselibrary.services import case_copy_from_session
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
@@ -88,6 +88,29 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
     return result
 
 
+# The session, if feedback may be recorded on it (finished) and the value would change
+# it. Parameters: the session id and the value.
+_IF_IT_CHANGES = (
+    f"session_id = %s AND status <> '{SessionStatus.RUNNING.value}' "
+    "AND (feedback IS NULL OR feedback <> %s)"
+)
+
+
+def _set_feedback(feedback: str, where: str, params: list) -> int:
+    """Record `feedback` and its time on the session rows `where` picks; how many changed.
+
+    Written out: building this UPDATE through the ORM cost a third of a not_useful
+    request.
+    """
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    # `where` is one of this module's constants, never input.
+    sql = "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s WHERE "
+    sql += where
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [feedback, now, now, *params])
+        return cursor.rowcount
+
+
 def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
     """not_useful as one conditional UPDATE (the rules are in its WHERE clause).
 
@@ -95,22 +118,7 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
     locked only for the UPDATE itself. When nothing matched, one read says why; None
     when the row changed in between, and the caller takes the locked path.
     """
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    # Written out: building this UPDATE through the ORM cost a third of the request.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s "
-            "WHERE session_id = %s AND status <> %s AND (feedback IS NULL OR feedback <> %s)",
-            [
-                Feedback.NOT_USEFUL.value,
-                now,
-                now,
-                session_id,
-                SessionStatus.RUNNING.value,
-                Feedback.NOT_USEFUL.value,
-            ],
-        )
-        updated = cursor.rowcount
+    updated = _set_feedback(Feedback.NOT_USEFUL, _IF_IT_CHANGES, [session_id, Feedback.NOT_USEFUL])
     if updated:
         return FeedbackResult(
             session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=True
@@ -143,29 +151,18 @@ def _useful_in_two_statements(session_id: str) -> FeedbackResult:
     """A session's first useful as two statements: the conditional UPDATE (the rules in
     its WHERE clause) and the case copied from the row in SQL.
 
-    The case is the one `case_insert_from_session` makes (SUBSTR counts characters, as
-    Python's slice does); the UPDATE holds the session's row lock until the commit, so no
-    other feedback request can make the case in between. When the UPDATE matched nothing
-    (a repeat, an unknown or running session, no answer), the same transaction reads the
-    session under its lock and says which.
+    The UPDATE holds the session's row lock until the commit, so no other feedback
+    request can make the case in between. When the UPDATE matched nothing (a repeat, an
+    unknown or running session, no answer), the same transaction reads the session under
+    its lock and says which.
     """
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s "
-            "WHERE session_id = %s AND status <> %s AND (feedback IS NULL OR feedback <> %s) "
-            "AND answer REGEXP %s",
-            [
-                Feedback.USEFUL.value,
-                now,
-                now,
-                session_id,
-                SessionStatus.RUNNING.value,
-                Feedback.USEFUL.value,
-                NOT_BLANK,
-            ],
+    with transaction.atomic():
+        updated = _set_feedback(
+            Feedback.USEFUL,
+            f"{_IF_IT_CHANGES} AND answer REGEXP %s",
+            [session_id, Feedback.USEFUL, NOT_BLANK],
         )
-        if cursor.rowcount != 1:
+        if not updated:
             return _decide_locked(session_id, Feedback.USEFUL)
         # Inside the transaction, under the row lock the UPDATE took.
         case_id = case_copy_from_session(session_id=session_id)
@@ -189,34 +186,28 @@ def _decide_locked(session_id: str, feedback: str) -> FeedbackResult:
         raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
     changed = session.feedback != feedback
     if changed:
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, "
-                "updated_at = %s WHERE id = %s",
-                [feedback, now, now, session.pk],
-            )
+        _set_feedback(feedback, "id = %s", [session.pk])
     case_id = None
     if useful:
         # The lock read the case too: under the session's row lock no other feedback
         # request can make it, so a missing one is inserted without a savepoint (a
         # case that appears anyway is an IntegrityError, retried by the caller).
-        case = session.case if _has_case(session) else None
-        if case is None:
-            case = case_insert_from_session(session=session)
-        case_id = case.case_id
+        if _has_case(session):
+            case_id = session.case.case_id
+        else:
+            case_id = case_copy_from_session(session_id=session_id)
     return FeedbackResult(
         session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
     )
 
 
 def _lock(session_id: str, *, with_content: bool) -> DiagnosisSession:
-    # The question and answer (LONGTEXT) are only read when a case is to be made, and
-    # the case (one LEFT JOIN) only then.
+    # The answer (LONGTEXT, to tell whether it is blank) is only read when a case is to
+    # be made, and the case (one LEFT JOIN) only then; the case itself is copied in SQL.
     fields = ["id", "session_id", "status", "feedback"]
     queryset = DiagnosisSession.objects.select_for_update()
     if with_content:
-        fields += ["query", "answer", "case__case_id"]
+        fields += ["answer", "case__case_id"]
         queryset = queryset.select_related("case")
     try:
         return queryset.only(*fields).get(session_id=session_id)

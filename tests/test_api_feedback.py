@@ -5,6 +5,7 @@ import pytest
 from caselibrary.models import CaseLibrary
 from caselibrary.services import case_create_manual
 from diagnosis.models import DiagnosisSession
+from feedback.services import _submit_locked
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -84,6 +85,23 @@ def test_useful_on_a_session_with_a_case_made_by_hand_returns_that_case(api, fin
     assert response.json()["caseId"] == manual.case_id
     assert CaseLibrary.objects.get().source_type == "MANUAL"
     assert state()[1] == "useful"
+
+
+def test_the_retry_under_the_lock_makes_the_same_case_as_the_first_try(finished) -> None:
+    # The path a collided first try is retried on (feedback_submit's retry).
+    result = _submit_locked("fb-1", "useful")
+
+    case = CaseLibrary.objects.get()
+    assert (result.case_id, result.changed, state()[1]) == (case.case_id, True, "useful")
+    assert (case.title, case.root_cause, case.solution, case.source_type, case.created_by) == (
+        QUERY[:100],
+        ANSWER,
+        ANSWER,
+        "AUTO",
+        "system",
+    )
+    assert _submit_locked("fb-1", "useful").case_id == case.case_id
+    assert CaseLibrary.objects.count() == 1
 
 
 def test_useful_twice_returns_the_same_case_and_inserts_nothing(api, finished) -> None:
