@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from diagnosis.fields import UUIDStringField, new_uuid_string
+from diagnosis.fields import IdentifierField, UUIDStringField, new_uuid_string
 from diagnosis.models import DiagnosisSession
 
 SYSTEM_USER = "system"
@@ -54,6 +54,8 @@ class CaseLibrary(models.Model):
             models.Index(fields=["created_at"], name="idx_case_created"),
             models.Index(fields=["fault_category", "created_at"], name="idx_case_category_created"),
             models.Index(fields=["source_type", "created_at"], name="idx_case_source_created"),
+            # The case search's exact path by error code, when no search index is loaded.
+            models.Index(fields=["error_code"], name="idx_case_error_code"),
         ]
 
     def __str__(self) -> str:
@@ -75,3 +77,141 @@ class FaultCategory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} · {self.name}"
+
+
+class CaseSearch(models.Model):
+    """One search of the case library made on behalf of a session (the agent's retrieval
+    tool asking "have we seen this before?"), kept for repeated-recall detection and to
+    tie later feedback to the cases found.
+
+    The search's fact for scoring is its `tool_invocation` row (`invocation_id` names it);
+    this row holds what that table has no column for.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        DiagnosisSession,
+        to_field="session_id",
+        db_column="session_id",
+        on_delete=models.CASCADE,
+        related_name="case_searches",
+        verbose_name=_("session"),
+        db_index=False,  # the (session, query_key) index starts with it
+    )
+    invocation_id = models.CharField(_("invocation id"), max_length=64)
+    query = models.TextField(_("query"))
+    # A digest of the normalised query: equal questions asked twice share it.
+    query_key = models.CharField(_("query key"), max_length=40)
+    error_code = models.CharField(_("error code"), max_length=64, null=True, blank=True)
+    match_level = models.CharField(_("match level"), max_length=8)
+    hit_count = models.IntegerField(_("hit count"), default=0)
+    case_ids = models.JSONField(_("cases found"), default=list)
+    repeat_of = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("repeat of"),
+    )
+    duration_ms = models.IntegerField(_("duration (ms)"), default=0)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "case_search"
+        verbose_name = _("case search")
+        verbose_name_plural = _("case searches")
+        indexes = [models.Index(fields=["session", "query_key"], name="idx_case_search_session")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.match_level}"
+
+    @property
+    def is_repeat(self) -> bool:
+        return self.repeat_of_id is not None
+
+
+class CaseSearchHit(models.Model):
+    """A case one session's search found: what ties the session's later feedback to it."""
+
+    id = models.BigAutoField(primary_key=True)
+    search = models.ForeignKey(
+        CaseSearch, on_delete=models.CASCADE, related_name="hits", verbose_name=_("search")
+    )
+    # Plain columns, as case_library.diagnosis_id is: a hit outlives its case.
+    case_id = models.CharField(_("case id"), max_length=36)
+    session_id = IdentifierField(_("session id"), max_length=64)
+    match_level = models.CharField(_("match level"), max_length=8)
+    rank = models.PositiveSmallIntegerField(_("rank"))
+
+    class Meta:
+        db_table = "case_search_hit"
+        verbose_name = _("case search hit")
+        verbose_name_plural = _("case search hits")
+        indexes = [
+            models.Index(fields=["case_id", "session_id"], name="idx_case_hit_case"),
+            models.Index(fields=["session_id"], name="idx_case_hit_session"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case_id} <- {self.session_id}"
+
+
+class CaseReuse(models.Model):
+    """How a case fares once found: its hits, and the feedback later given to the sessions
+    that found it. Kept beside case_library (whose columns mirror the original schema);
+    a case nobody has found yet has no row."""
+
+    case = models.OneToOneField(
+        CaseLibrary,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="reuse",
+        verbose_name=_("case"),
+    )
+    l0_hits = models.IntegerField(_("L0 hits"), default=0)
+    l1_hits = models.IntegerField(_("L1 hits"), default=0)
+    last_hit_at = models.DateTimeField(_("last hit"), null=True, blank=True)
+    sessions_useful = models.IntegerField(_("sessions rated useful"), default=0)
+    sessions_not_useful = models.IntegerField(_("sessions rated not useful"), default=0)
+    stale = models.BooleanField(_("stale"), default=False)
+
+    class Meta:
+        db_table = "case_reuse"
+        verbose_name = _("case reuse")
+        verbose_name_plural = _("case reuse")
+        indexes = [models.Index(fields=["stale", "last_hit_at"], name="idx_case_reuse_stale")]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}: {self.hits} hits"
+
+    @property
+    def hits(self) -> int:
+        return self.l0_hits + self.l1_hits
+
+    @property
+    def useful_rate(self) -> float | None:
+        rated = self.sessions_useful + self.sessions_not_useful
+        return self.sessions_useful / rated if rated else None
+
+
+class CaseIndexState(models.Model):
+    """The one row that coordinates the search index: whether a rebuild is wanted, whether
+    one is running, and what the last build and findability check found."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    requested_at = models.DateTimeField(null=True, blank=True)
+    building_since = models.DateTimeField(null=True, blank=True)
+    version = models.CharField(max_length=64, blank=True, default="")
+    built_at = models.DateTimeField(null=True, blank=True)
+    cases = models.IntegerField(default=0)
+    build_seconds = models.FloatField(default=0)
+    findability = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        db_table = "case_index_state"
+        verbose_name = _("case index state")
+        verbose_name_plural = _("case index state")
+
+    def __str__(self) -> str:
+        return self.version or "not built"

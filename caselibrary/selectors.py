@@ -1,13 +1,21 @@
 """Reads of the case library."""
 
+from dataclasses import dataclass
+
+from django.conf import settings
 from django.db.models import QuerySet
 
+from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
     TITLE_FROM_QUERY_LENGTH,
+    CaseIndexState,
     CaseLibrary,
+    CaseSearch,
     FaultCategory,
 )
+from caselibrary.search_index import L0, L1, NONE, holder
+from caselibrary.search_text import normalise_text, tokenize
 from config.api import NotFound
 from diagnosis.models import DiagnosisSession
 
@@ -65,3 +73,80 @@ def fault_category_choices() -> list[tuple[str, str]]:
 def fault_category_in_use(*, code: str) -> bool:
     """GENERAL always is: every automatic case starts there."""
     return code == GENERAL_CATEGORY or CaseLibrary.objects.filter(fault_category=code).exists()
+
+
+# --- Search ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaseMatch:
+    case: CaseLibrary
+    score: float
+    match_level: str
+
+
+@dataclass(frozen=True)
+class CasesFound:
+    match_level: str
+    matches: list[CaseMatch]
+    # Which path answered: the loaded index ("index"), or the database's exact error-code
+    # lookup while no index is built ("database").
+    source: str
+
+    @property
+    def case_ids(self) -> list[str]:
+        return [m.case.case_id for m in self.matches]
+
+
+def cases_find(*, query: str, error_code: str | None = None, limit: int) -> CasesFound:
+    """The cases that answer `query`: exact (L0) hits first, then similar (L1) ones.
+
+    L0: an error code found in the query (or given) equals a case's error code, or the
+    query is the case's title (both normalised). L1: the case matches enough of the
+    query's term weight (settings.CASE_SEARCH_THRESHOLD). Reads the loaded index; with
+    none built yet, only the exact error-code path, from the database.
+    """
+    codes = find_error_codes(query)
+    if error_code:
+        codes = [normalise_error_code(error_code), *codes]
+    codes = list(dict.fromkeys(codes))
+    index = holder.get(settings.CASE_INDEX_DIR)
+    if index is None:
+        rows = (
+            list(CaseLibrary.objects.filter(error_code__in=codes).order_by("case_id")[:limit])
+            if codes
+            else []
+        )
+        return _found([CaseMatch(row, 1.0, L0) for row in rows], source="database")
+    found = index.search(
+        terms=tokenize(query),
+        code_keys=[error_code_key(code) for code in codes],
+        title=normalise_text(query),
+        limit=limit,
+        threshold=settings.CASE_SEARCH_THRESHOLD,
+    )
+    rows = CaseLibrary.objects.in_bulk([f.case_id for f in found])
+    # A case deleted since the index was built is simply not found.
+    matches = [
+        CaseMatch(rows[f.case_id], f.score, f.match_level) for f in found if f.case_id in rows
+    ]
+    return _found(matches, source="index")
+
+
+def _found(matches: list[CaseMatch], *, source: str) -> CasesFound:
+    levels = {m.match_level for m in matches}
+    level = L0 if L0 in levels else L1 if L1 in levels else NONE
+    return CasesFound(match_level=level, matches=matches, source=source)
+
+
+def session_duplicate_recalls(*, session_id: str) -> int:
+    """How many of the session's case searches repeated an earlier one (ISS-001)."""
+    return CaseSearch.objects.filter(session_id=session_id, repeat_of__isnull=False).count()
+
+
+def session_case_searches(*, session_id: str) -> QuerySet[CaseSearch]:
+    return CaseSearch.objects.filter(session_id=session_id).order_by("id")
+
+
+def case_index_state() -> CaseIndexState:
+    return CaseIndexState.objects.get_or_create(id=1)[0]

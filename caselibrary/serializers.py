@@ -1,6 +1,10 @@
 from rest_framework import serializers
 
 from caselibrary.models import CaseLibrary
+from caselibrary.services import DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT
+from config.api import StrictCharField, StrictIntegerField
+from diagnosis.models import SESSION_ID_MAX_LENGTH, SESSION_ID_REGEX
+from diagnosis.serializers import SESSION_ID_HELP, StrictInputSerializer, StrictSessionIdField
 
 
 class CaseOutput(serializers.ModelSerializer):
@@ -31,3 +35,55 @@ class CaseOutput(serializers.ModelSerializer):
             "createdAt",
             "updatedAt",
         ]
+
+
+class CaseSearchInput(StrictInputSerializer):
+    sessionId = StrictSessionIdField(
+        SESSION_ID_REGEX,
+        max_length=SESSION_ID_MAX_LENGTH,
+        trim_whitespace=False,
+        required=False,
+        error_messages={"invalid": f"A sessionId is {SESSION_ID_HELP}."},
+        help_text=(
+            "The RUNNING session searching: the search is recorded as its CaseLibrarySearch "
+            "tool invocation, so scoring counts the hit."
+        ),
+    )
+    query = StrictCharField(
+        max_length=MAX_QUERY_LENGTH, help_text="The question or the alert text to look up."
+    )
+    errorCode = StrictCharField(
+        max_length=64,
+        required=False,
+        allow_null=True,
+        help_text="An error code to match exactly (also found in the query by itself).",
+    )
+    limit = StrictIntegerField(
+        min_value=1, max_value=MAX_SEARCH_LIMIT, required=False, default=DEFAULT_SEARCH_LIMIT
+    )
+
+
+class CaseHitOutput(serializers.Serializer):
+    caseId = serializers.CharField(source="case.case_id")
+    title = serializers.CharField(source="case.title")
+    faultCategory = serializers.CharField(source="case.fault_category")
+    errorCode = serializers.CharField(source="case.error_code", allow_null=True)
+    rootCause = serializers.CharField(source="case.root_cause")
+    solution = serializers.CharField(source="case.solution")
+    score = serializers.FloatField(
+        help_text="1 for an exact hit; else the share of the query matched."
+    )
+    matchLevel = serializers.ChoiceField(["L0", "L1"], source="match_level")
+
+
+class CaseSearchOutput(serializers.Serializer):
+    matchLevel = serializers.ChoiceField(
+        ["L0", "L1", "NONE"], source="found.match_level", help_text="The best hit's level."
+    )
+    hits = CaseHitOutput(many=True, source="found.matches")
+    repeat = serializers.BooleanField(
+        help_text="The session asked this before (or got these cases before): a repeated recall."
+    )
+    invocationId = serializers.CharField(
+        source="invocation_id", allow_null=True, help_text="The tool invocation recorded, if any."
+    )

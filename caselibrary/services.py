@@ -4,27 +4,53 @@ Every write records who made it (`created_by` / `updated_by`): `system` for case
 from feedback, the operator's username for edits in the admin.
 """
 
-from collections.abc import Collection
+import logging
+import time
+import uuid
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Case, F, Q, When
 from django.utils import timezone
 
+from caselibrary.error_codes import normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
     SYSTEM_USER,
     TITLE_FROM_QUERY_LENGTH,
+    CaseIndexState,
     CaseLibrary,
+    CaseReuse,
+    CaseSearch,
+    CaseSearchHit,
     FaultCategory,
     SourceType,
 )
-from caselibrary.selectors import fault_category_in_use
+from caselibrary.search_index import L0, L1, BuildResult, CaseText, build
+from caselibrary.search_text import text_key
+from caselibrary.selectors import CasesFound, cases_find, fault_category_in_use
 from diagnosis.fields import new_uuid_string
+from diagnosis.models import (
+    DiagnosisSession,
+    Feedback,
+    InvocationStatus,
+    SessionStatus,
+    ToolKind,
+)
+from diagnosis.services import SessionFinished, SessionNotFound, invocations_record
+
+logger = logging.getLogger(__name__)
 
 EDITABLE_FIELDS = frozenset(
     {"fault_category", "error_code", "title", "root_cause", "solution", "diagnosis_id"}
 )
+# What the search index reads: a change to any of these asks for a rebuild.
+INDEXED_FIELDS = frozenset({"error_code", "title", "root_cause", "solution"})
 
 
 _COPY_FROM_SESSION = (
@@ -91,7 +117,7 @@ def case_create_manual(
         root_cause=root_cause,
         solution=solution,
         fault_category=fault_category,
-        error_code=error_code or None,
+        error_code=normalise_error_code(error_code) if error_code else None,
         diagnosis_id=diagnosis_id or None,
         created_by=created_by,
         updated_by=created_by,
@@ -99,6 +125,7 @@ def case_create_manual(
     _check_category(case.fault_category)
     case.full_clean()
     case.save(force_insert=True)
+    case_index_request_rebuild()
     return case
 
 
@@ -107,6 +134,8 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise ValidationError({name: "This field cannot be edited." for name in sorted(unknown)})
+    if changes.get("error_code"):
+        changes["error_code"] = normalise_error_code(changes["error_code"])
     for name, value in changes.items():
         setattr(case, name, value)
     if "fault_category" in changes:
@@ -114,6 +143,8 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
     case.updated_by = updated_by
     case.full_clean()
     case.save(update_fields=[*changes, "updated_by", "updated_at"])
+    if changes.keys() & INDEXED_FIELDS:
+        case_index_request_rebuild()
     return case
 
 
@@ -131,6 +162,8 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
     The source sessions stay: a session whose case is gone can be made into a case again.
     """
     deleted, _ = CaseLibrary.objects.filter(case_id__in=case_ids).delete()
+    if deleted:
+        case_index_request_rebuild()
     return deleted
 
 
@@ -157,3 +190,341 @@ def _check_category(code: str) -> None:
         raise ValidationError(
             {"fault_category": f'"{code}" is not in the fault-category taxonomy.'}
         )
+
+
+# --- Search ---------------------------------------------------------------------------
+
+SEARCH_TOOL_NAME = "CaseLibrarySearch"
+MAX_QUERY_LENGTH = 4000
+DEFAULT_SEARCH_LIMIT = 5
+MAX_SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    found: CasesFound
+    # Set when the search was recorded on a session.
+    invocation_id: str | None = None
+    repeat: bool = False
+
+
+def case_search(
+    *,
+    query: str,
+    error_code: str | None = None,
+    limit: int = DEFAULT_SEARCH_LIMIT,
+    session_id: str | None = None,
+) -> SearchOutcome:
+    """Ask the case library "have we seen this before?".
+
+    With a session, the search is a retrieval fact of that session like any other: its
+    `tool_invocation` (CaseLibrarySearch, kind retrieval, the match level and hit count)
+    is stored, so scoring counts an L0/L1 hit through the existing rules; the search is
+    flagged as a repeat when the session already asked the same (normalised) question or
+    got the same cases; and the cases found count the hit. A session that is not RUNNING
+    is a conflict and nothing is recorded.
+    """
+    _check_search(query=query, error_code=error_code, limit=limit)
+    if session_id is not None:
+        _check_session_running(session_id)
+    started = time.monotonic()
+    found = cases_find(query=query, error_code=error_code, limit=limit)
+    duration_ms = round((time.monotonic() - started) * 1000)
+    if session_id is None:
+        return SearchOutcome(found=found)
+    return _record_search(
+        session_id=session_id,
+        query=query,
+        error_code=error_code,
+        found=found,
+        duration_ms=duration_ms,
+    )
+
+
+def _check_search(*, query: str, error_code: str | None, limit: int) -> None:
+    problems: dict[str, str] = {}
+    if not isinstance(query, str) or not query.strip():
+        problems["query"] = "Say what to search for: the query is empty."
+    elif len(query) > MAX_QUERY_LENGTH:
+        problems["query"] = f"At most {MAX_QUERY_LENGTH} characters."
+    if error_code is not None and (not isinstance(error_code, str) or len(error_code) > 64):
+        problems["errorCode"] = "At most 64 characters."
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+        problems["limit"] = f"Between 1 and {MAX_SEARCH_LIMIT}."
+    if problems:
+        raise ValidationError(problems)
+
+
+def _check_session_running(session_id: str) -> None:
+    session = DiagnosisSession.objects.filter(session_id=session_id).only("session_id", "status")
+    session = session.first()
+    if session is None:
+        raise SessionNotFound(session_id)
+    if session.status != SessionStatus.RUNNING:
+        raise SessionFinished(session)
+
+
+def _record_search(
+    *, session_id: str, query: str, error_code: str | None, found: CasesFound, duration_ms: int
+) -> SearchOutcome:
+    invocation_id = f"case-search-{uuid.uuid4().hex}"
+    query_key = text_key(query)
+    case_ids = found.case_ids
+    with transaction.atomic():
+        # Takes the session's row lock and checks it is still RUNNING: searches of one
+        # session take turns, so the repeat check below sees every earlier one.
+        invocations_record(
+            session_id=session_id,
+            invocations=[
+                {
+                    "invocation_id": invocation_id,
+                    "tool_name": SEARCH_TOOL_NAME,
+                    "kind": ToolKind.RETRIEVAL.value,
+                    "status": InvocationStatus.SUCCESS.value,
+                    "match_level": found.match_level,
+                    "hit_count": len(case_ids),
+                    "query": query,
+                    "duration_ms": duration_ms,
+                }
+            ],
+        )
+        repeat_of = _earlier_same_search(session_id, query_key, case_ids)
+        search = CaseSearch.objects.create(
+            session_id=session_id,
+            invocation_id=invocation_id,
+            query=query,
+            query_key=query_key,
+            error_code=error_code or None,
+            match_level=found.match_level,
+            hit_count=len(case_ids),
+            case_ids=case_ids,
+            repeat_of_id=repeat_of,
+            duration_ms=duration_ms,
+        )
+        CaseSearchHit.objects.bulk_create(
+            CaseSearchHit(
+                search=search,
+                case_id=match.case.case_id,
+                session_id=session_id,
+                match_level=match.match_level,
+                rank=rank,
+            )
+            for rank, match in enumerate(found.matches, start=1)
+        )
+        if repeat_of is None:
+            _count_hits(found, search.created_at)
+    logger.info(
+        "case search recorded",
+        extra={
+            "session_id": session_id,
+            "match_level": found.match_level,
+            "hits": len(case_ids),
+            "repeat": repeat_of is not None,
+        },
+    )
+    return SearchOutcome(found=found, invocation_id=invocation_id, repeat=repeat_of is not None)
+
+
+def _earlier_same_search(session_id: str, query_key: str, case_ids: list[str]) -> int | None:
+    """The session's first search with the same question, or that found the same cases."""
+    earlier = CaseSearch.objects.filter(session_id=session_id).order_by("id")
+    for search_id, key, ids in earlier.values_list("id", "query_key", "case_ids"):
+        if key == query_key or (case_ids and sorted(ids or []) == sorted(case_ids)):
+            return search_id
+    return None
+
+
+def _count_hits(found: CasesFound, when: Any) -> None:
+    """One more hit for each case found (a repeated recall is not counted again)."""
+    if not found.matches:
+        return
+    levels = {m.case.case_id: m.match_level for m in found.matches}
+    ids = sorted(levels)  # rows locked in key order: concurrent searches cannot deadlock
+    CaseReuse.objects.bulk_create([CaseReuse(case_id=i) for i in ids], ignore_conflicts=True)
+    l0 = [i for i in ids if levels[i] == L0] or [""]
+    l1 = [i for i in ids if levels[i] == L1] or [""]
+    CaseReuse.objects.filter(case_id__in=ids).update(
+        l0_hits=F("l0_hits") + Case(When(case_id__in=l0, then=1), default=0),
+        l1_hits=F("l1_hits") + Case(When(case_id__in=l1, then=1), default=0),
+        last_hit_at=when,
+    )
+
+
+# --- Reuse outcomes ---------------------------------------------------------------------
+
+
+def case_outcomes_refresh(*, session_id: str) -> int:
+    """Recount the feedback of the sessions that found the cases this session found.
+
+    Called when the session's feedback changes; a session that found no case costs one
+    indexed read. Returns how many cases were recounted.
+    """
+    case_ids = sorted(
+        set(CaseSearchHit.objects.filter(session_id=session_id).values_list("case_id", flat=True))
+    )
+    if not case_ids:
+        return 0
+    return cases_outcomes_recount(case_ids=case_ids)
+
+
+def cases_outcomes_recount(*, case_ids: Collection[str]) -> int:
+    """Set each case's useful / not useful session counts and its stale flag from the
+    feedback of every session that found it (each session counted once)."""
+    counts = {case_id: (0, 0) for case_id in case_ids}
+    rows = (
+        CaseSearchHit.objects.filter(case_id__in=counts)
+        .values("case_id", "session_id")
+        .distinct()
+        .annotate(feedback=F("search__session__feedback"))
+        .values_list("case_id", "feedback")
+    )
+    for case_id, value in rows:
+        useful, not_useful = counts[case_id]
+        counts[case_id] = (
+            useful + (value == Feedback.USEFUL),
+            not_useful + (value == Feedback.NOT_USEFUL),
+        )
+    existing = set(CaseLibrary.objects.filter(case_id__in=counts).values_list("case_id", flat=True))
+    with transaction.atomic():
+        CaseReuse.objects.bulk_create(
+            [CaseReuse(case_id=i) for i in sorted(existing)], ignore_conflicts=True
+        )
+        for case_id in sorted(existing):
+            useful, not_useful = counts[case_id]
+            CaseReuse.objects.filter(case_id=case_id).update(
+                sessions_useful=useful,
+                sessions_not_useful=not_useful,
+                stale=is_stale(useful=useful, not_useful=not_useful),
+            )
+    return len(existing)
+
+
+def is_stale(*, useful: int, not_useful: int) -> bool:
+    """Found often enough to judge, and rated not useful more often than useful."""
+    return useful + not_useful >= settings.CASE_STALE_MIN_RATED and not_useful > useful
+
+
+# --- The search index ---------------------------------------------------------------------
+
+INDEX_BATCH = 5_000
+# Until this moment (time.monotonic()) a rebuild is known to be pending and not yet reading
+# the cases: a change committed before then is in it, so this process need not ask again.
+_pending_until = {"at": -1.0}
+
+
+def case_index_request_rebuild() -> None:
+    """Ask for the search index to be rebuilt, after the current transaction commits.
+
+    Cheap enough for every case change: only the change that finds no rebuild pending
+    enqueues one, and a process that saw a pending rebuild skips even the read until
+    that rebuild may start reading cases.
+    """
+    transaction.on_commit(_request_rebuild_now)
+
+
+def _request_rebuild_now() -> None:
+    if time.monotonic() < _pending_until["at"]:
+        return
+    now = timezone.now()
+    state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
+    if state is None:
+        CaseIndexState.objects.get_or_create(id=1)
+    requested = state and state["requested_at"]
+    if requested is None:
+        requested = now
+        asked = CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
+            requested_at=now
+        )
+        if asked:
+            from caselibrary.tasks import case_index_enqueue
+
+            case_index_enqueue()
+    # The rebuild waits CASE_INDEX_DEBOUNCE_SECONDS after the request before it reads the
+    # cases; half of that is kept as a margin for clocks that differ between machines.
+    margin = (requested - now).total_seconds() + settings.CASE_INDEX_DEBOUNCE_SECONDS / 2
+    _pending_until["at"] = time.monotonic() + margin
+
+
+def case_index_rebuild(*, wait: bool = True) -> BuildResult | None:
+    """Rebuild the search index if a rebuild is due and no other process is building.
+
+    The body of the rebuild task. It waits out the debounce after the request, claims
+    the build with a conditional UPDATE, clears the request and builds; a change made
+    while it builds asks again and is built in the same call. None when another process
+    holds the build (it sees the request when it finishes).
+    """
+    result = None
+    while True:
+        state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
+        requested = state and state["requested_at"]
+        if result is not None and not requested:
+            return result
+        if wait and requested:
+            age = (timezone.now() - requested).total_seconds()
+            time.sleep(max(0.0, settings.CASE_INDEX_DEBOUNCE_SECONDS - age))
+        if not _claim_build():
+            return result
+        try:
+            CaseIndexState.objects.filter(id=1).update(requested_at=None)
+            result = _build_now()
+        finally:
+            CaseIndexState.objects.filter(id=1).update(building_since=None)
+
+
+def case_index_build() -> BuildResult:
+    """Build the index now, whatever was asked (the `case_index --build` command)."""
+    if not _claim_build():
+        raise ValidationError("Another process is building the case index right now.")
+    try:
+        CaseIndexState.objects.filter(id=1).update(requested_at=None)
+        return _build_now()
+    finally:
+        CaseIndexState.objects.filter(id=1).update(building_since=None)
+
+
+def _claim_build() -> bool:
+    CaseIndexState.objects.get_or_create(id=1)
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.CASE_INDEX_BUILD_TIMEOUT)
+    return bool(
+        CaseIndexState.objects.filter(id=1)
+        .filter(Q(building_since__isnull=True) | Q(building_since__lt=stale))
+        .update(building_since=now)
+    )
+
+
+def _build_now() -> BuildResult:
+    result = build(_cases_in_key_order(), settings.CASE_INDEX_DIR)
+    CaseIndexState.objects.filter(id=1).update(
+        version=result.version,
+        built_at=timezone.now(),
+        cases=result.cases,
+        build_seconds=round(result.seconds, 3),
+    )
+    logger.info(
+        "case index built",
+        extra={"version": result.version, "cases": result.cases, "seconds": result.seconds},
+    )
+    return result
+
+
+def _cases_in_key_order() -> Iterator[CaseText]:
+    # Keyset batches: a million cases never sit in memory as rows at once, and the order
+    # (case_id) is the same on every database, so ties rank the same everywhere.
+    last = ""
+    while True:
+        batch = list(
+            CaseLibrary.objects.filter(case_id__gt=last)
+            .order_by("case_id")
+            .values_list("case_id", "title", "root_cause", "solution", "error_code")[:INDEX_BATCH]
+        )
+        if not batch:
+            return
+        for case_id, title, root_cause, solution, error_code in batch:
+            yield CaseText(case_id, title, root_cause or "", solution or "", error_code)
+        last = batch[-1][0]
+
+
+def case_index_record_findability(*, report: dict[str, Any]) -> None:
+    CaseIndexState.objects.get_or_create(id=1)
+    CaseIndexState.objects.filter(id=1).update(findability=report)

@@ -4,16 +4,18 @@ import uuid
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from caselibrary import selectors
-from caselibrary.serializers import CaseOutput
+from caselibrary import selectors, services
+from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutput
 from config.api import NewestFirstCursorPagination
+from config.logging import tag_request
 from config.openapi import error_responses
 from diagnosis.models import ApiPermission
 from diagnosis.serializers import PageParameters
-from diagnosis.views import ApiViewSet
+from diagnosis.views import ApiViewSet, validated
 
 
 class CasePagination(NewestFirstCursorPagination):
@@ -26,7 +28,11 @@ class CaseViewSet(ApiViewSet):
     lookup_field = "case_id"
     lookup_url_kwarg = "caseId"
     lookup_value_regex = "[^/]+"
-    required_permission = ApiPermission.READ
+    required_permission = {
+        "list": ApiPermission.READ,
+        "retrieve": ApiPermission.READ,
+        "search": ApiPermission.INGEST,
+    }
     pagination_class = CasePagination
 
     @extend_schema(
@@ -50,3 +56,28 @@ class CaseViewSet(ApiViewSet):
         except ValueError:
             raise selectors.CaseNotFound(caseId) from None
         return Response(CaseOutput(selectors.case_get(case_id=case_id)).data)
+
+    @extend_schema(
+        summary="Have we seen this before? Search the case library (L0 exact, L1 similar)",
+        description=(
+            "L0: an error code in the query (or `errorCode`) equals a case's error code, or "
+            "the query is a case's title. L1: similar wording in title, root cause and "
+            "solution. With `sessionId` (a RUNNING session) the search is recorded as its "
+            "`CaseLibrarySearch` tool invocation, so the hit counts in the session's evidence "
+            "score, and a repeated recall in the same session is flagged."
+        ),
+        request=CaseSearchInput,
+        responses={200: CaseSearchOutput, **error_responses(400, 401, 403, 404, 409, 413, 415)},
+    )
+    @action(detail=False, methods=["post"])
+    def search(self, request: Request) -> Response:
+        data = validated(CaseSearchInput, request.data)
+        if "sessionId" in data:
+            tag_request(data["sessionId"])
+        outcome = services.case_search(
+            query=data["query"],
+            error_code=data.get("errorCode"),
+            limit=data["limit"],
+            session_id=data.get("sessionId"),
+        )
+        return Response(CaseSearchOutput(outcome).data)

@@ -293,3 +293,20 @@ LOGGING = {
 # /readyz fails when no task-queue worker has sent a heartbeat for this long (seconds);
 # 0 leaves the worker out of readiness.
 READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)
+
+# --- Case search --------------------------------------------------------------
+
+# Where the case library's search index lives (a directory of files, rebuilt by a task
+# after cases change). Every process that serves searches reads it: on several machines,
+# shared storage, or a rebuild on each (python manage.py case_index --build).
+CASE_INDEX_DIR = Path(env_str("CASE_INDEX_DIR", str(BASE_DIR / "var" / "case-index")))
+# Seconds a rebuild waits after the change that asked for it, so a burst of edits (a bulk
+# category change, a run of useful feedback) costs one rebuild.
+CASE_INDEX_DEBOUNCE_SECONDS = env_float("CASE_INDEX_DEBOUNCE_SECONDS", 2.0)
+# A rebuild taking longer than this is assumed dead and may be started again.
+CASE_INDEX_BUILD_TIMEOUT = env_int("CASE_INDEX_BUILD_TIMEOUT", 1800, minimum=10)
+# The share of a query's term weight a case must match to be a similar (L1) hit.
+CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.3)
+# A case is stale once at least this many sessions that found it were rated, and most of
+# them not useful.
+CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)

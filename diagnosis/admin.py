@@ -16,7 +16,7 @@ from django.utils.translation import ngettext
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from caselibrary.selectors import case_id_for_session
+from caselibrary.selectors import case_id_for_session, session_case_searches
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.models import SESSION_ID_REGEX, ApiKey, DiagnosisSession, ToolInvocation
 from diagnosis.selectors import (
@@ -268,7 +268,7 @@ class DiagnosisSessionAdmin(SessionAdminBase):
             },
         ),
         (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
-        (_("Evidence"), {"fields": ("score_detail", "factors_table")}),
+        (_("Evidence"), {"fields": ("score_detail", "factors_table", "case_searches_table")}),
     )
     readonly_fields = (
         "session_id",
@@ -283,6 +283,7 @@ class DiagnosisSessionAdmin(SessionAdminBase):
         "answer_text",
         "score_detail",
         "factors_table",
+        "case_searches_table",
     )
     inlines = (ToolInvocationInline,)
     actions = ("rescore", "create_case")
@@ -309,6 +310,37 @@ class DiagnosisSessionAdmin(SessionAdminBase):
             url,
             urlencode({"from_session": obj.session_id}),
             _("create a case from this session"),
+        )
+
+    @admin.display(description=_("case-library searches"))
+    def case_searches_table(self, obj: DiagnosisSession) -> SafeString:
+        searches = list(session_case_searches(session_id=obj.session_id))
+        if not searches:
+            return format_html("<em>{}</em>", _("none"))
+        repeats = sum(search.is_repeat for search in searches)
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    search.query,
+                    search.match_level,
+                    search.hit_count,
+                    _("repeat") if search.is_repeat else "",
+                )
+                for search in searches
+            ),
+        )
+        return format_html(
+            '<p id="duplicate-recalls">{}</p><table class="factors"><thead><tr><th>{}</th>'
+            "<th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{}</tbody></table>",
+            ngettext("%(count)d duplicate recall", "%(count)d duplicate recalls", repeats)
+            % {"count": repeats},
+            _("query"),
+            _("match level"),
+            _("hits"),
+            _("repeated recall"),
+            rows,
         )
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:

@@ -214,9 +214,16 @@ class SessionOutput(serializers.ModelSerializer):
 
 class SessionDetailOutput(SessionOutput):
     toolInvocations = ToolInvocationOutput(many=True, source="invocations")
+    duplicateRecalls = serializers.IntegerField(
+        source="duplicate_recalls",
+        help_text=(
+            "Case-library searches of this session that repeated an earlier one (the same "
+            "question, or the same cases found): a retrieval loop."
+        ),
+    )
 
     class Meta(SessionOutput.Meta):
-        fields = [*SessionOutput.Meta.fields, "toolInvocations"]
+        fields = [*SessionOutput.Meta.fields, "toolInvocations", "duplicateRecalls"]
 
 
 class RecordedInvocationsOutput(serializers.Serializer):

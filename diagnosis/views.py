@@ -18,6 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from caselibrary.selectors import session_duplicate_recalls
 from config.api import NewestFirstCursorPagination
 from config.openapi import error_responses
 from diagnosis import selectors, services
@@ -146,6 +147,7 @@ class SessionViewSet(ApiViewSet):
     def retrieve(self, request: Request, sessionId: str) -> Response:
         session = selectors.session_get(session_id=checked_session_id(sessionId))
         session.invocations = list(selectors.session_invocations(session_id=session.session_id))
+        session.duplicate_recalls = session_duplicate_recalls(session_id=session.session_id)
         return Response(SessionDetailOutput(session).data)
 
     @extend_schema(

@@ -4,13 +4,18 @@ and operators' review of the bad cases."""
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import partial
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_copy_from_session
+from caselibrary.services import (
+    case_copy_from_session,
+    case_index_request_rebuild,
+    case_outcomes_refresh,
+)
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
@@ -76,6 +81,11 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
         result = _useful_in_two_statements(session_id)
     if result is None:
         result = _submit_locked(session_id, feedback)
+    if result.changed:
+        # Cases this session found learn how it was rated; a new case joins the search.
+        transaction.on_commit(partial(case_outcomes_refresh, session_id=session_id))
+        if result.case_id is not None:
+            case_index_request_rebuild()
     logger.info(
         "feedback recorded",
         extra={

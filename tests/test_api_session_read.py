@@ -58,13 +58,13 @@ def test_self_evaluation_is_null_while_scoring_is_pending(api) -> None:
     assert body["toolInvocations"] == []
 
 
-def test_reading_a_session_costs_three_queries_however_many_invocations(
+def test_reading_a_session_costs_four_queries_however_many_invocations(
     api, django_assert_num_queries
 ) -> None:
     session = DiagnosisSessionFactory(session_id="big")
     ToolInvocationFactory.create_batch(50, session=session)
 
-    with django_assert_num_queries(3):  # key, session + case, invocations
+    with django_assert_num_queries(4):  # key, session + case, invocations, repeated recalls
         response = api.get("/api/sessions/big")
 
     assert len(response.json()["toolInvocations"]) == 50

@@ -1,0 +1,283 @@
+"""The case library's search index: BM25 (bm25s) over title, root cause and solution, and
+exact tables for error codes and titles, kept as files and read through memory maps.
+
+An index is a directory of numpy arrays and bm25s's own files, named by its version; the
+file `CURRENT` names the one in use and is replaced atomically, so a search running while a
+new index is written keeps answering from the old one. Each process checks `CURRENT` at
+most once a second and maps the new version when it changes; a process that finds no index
+answers exact error codes from the database instead (caselibrary/services.py).
+
+No Django here: the builder is fed rows, the reader is handed a directory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from caselibrary.error_codes import error_code_key
+from caselibrary.search_text import CODE_PREFIX, key_hash, normalise_text, tokenize
+
+logger = logging.getLogger(__name__)
+
+CURRENT = "CURRENT"
+FORMAT = 1
+# Lucene's BM25 variant: a term's contribution is idf * tf / (tf + k1 * length norm), so it
+# never exceeds its idf, which makes "share of the query's weight matched" a bounded score.
+K1, B = 1.2, 0.75
+# The title says what the case is about: it counts twice against the body.
+TITLE_WEIGHT = 2
+# A query term the library has never seen weighs this share of the rarest term's weight:
+# enough that a query mostly about something else finds nothing, not so much that a service
+# name nobody wrote down hides the case.
+UNSEEN_TERM_WEIGHT = 0.3
+RELOAD_CHECK_SECONDS = 1.0
+
+L0 = "L0"
+L1 = "L1"
+NONE = "NONE"
+
+
+@dataclass(frozen=True)
+class CaseText:
+    case_id: str
+    title: str
+    root_cause: str
+    solution: str
+    error_code: str | None
+
+
+@dataclass(frozen=True)
+class Found:
+    case_id: str
+    score: float
+    match_level: str
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    version: str
+    cases: int
+    terms: int
+    seconds: float
+
+
+def case_terms(case: CaseText) -> list[str]:
+    """The terms a case is indexed under."""
+    body = (
+        case.root_cause
+        if case.solution == case.root_cause
+        else f"{case.root_cause}\n{case.solution}"
+    )
+    terms = tokenize(case.title) * TITLE_WEIGHT + tokenize(body)
+    if case.error_code:
+        terms.append(CODE_PREFIX + error_code_key(case.error_code))
+    return terms
+
+
+def build(cases: Iterable[CaseText], directory: Path) -> BuildResult:
+    """Index `cases` (in a stable order: ties rank in that order) into a new version under
+    `directory` and make it current. Old versions but the previous one are removed."""
+    started = time.monotonic()
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab: dict[str, int] = {}
+    docs: list[np.ndarray] = []
+    case_ids: list[str] = []
+    code_pairs: list[tuple[int, int]] = []
+    title_pairs: list[tuple[int, int]] = []
+    for doc, case in enumerate(cases):
+        case_ids.append(case.case_id)
+        terms = case_terms(case)
+        docs.append(
+            np.fromiter((vocab.setdefault(t, len(vocab)) for t in terms), np.int32, len(terms))
+        )
+        if case.error_code:
+            code_pairs.append((key_hash(error_code_key(case.error_code)), doc))
+        title = normalise_text(case.title)
+        if title:
+            title_pairs.append((key_hash(title), doc))
+
+    version = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+    work = directory / f".building-{version}"
+    work.mkdir()
+    try:
+        if docs:
+            retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
+            retriever.index((docs, vocab), create_empty_token=False, show_progress=False)
+            retriever.save(str(work))
+        del docs
+        np.save(work / "case_ids.npy", np.array(case_ids, dtype="S36"))
+        np.save(work / "codes.npy", _lookup_table(code_pairs))
+        np.save(work / "titles.npy", _lookup_table(title_pairs))
+        (work / "meta.json").write_text(
+            json.dumps({"format": FORMAT, "version": version, "cases": len(case_ids)})
+        )
+        final = directory / version
+        work.rename(final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    _make_current(directory, version)
+    return BuildResult(
+        version=version,
+        cases=len(case_ids),
+        terms=len(vocab),
+        seconds=time.monotonic() - started,
+    )
+
+
+def _lookup_table(pairs: list[tuple[int, int]]) -> np.ndarray:
+    table = np.array(pairs, dtype=[("key", "<i8"), ("doc", "<i4")])
+    return np.sort(table, order=["key", "doc"])
+
+
+def _make_current(directory: Path, version: str) -> None:
+    pointer = directory / f".{CURRENT}.{version}"
+    pointer.write_text(version)
+    previous = current_version(directory)
+    os.replace(pointer, directory / CURRENT)
+    # Processes that still map an older version keep their mapping (unlinked files live on
+    # until unmapped); the previous one stays for those about to open it.
+    keep = {version, previous}
+    for entry in directory.iterdir():
+        if entry.is_dir() and entry.name not in keep and not entry.name.startswith(".building"):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def current_version(directory: Path) -> str | None:
+    try:
+        return (directory / CURRENT).read_text().strip() or None
+    except FileNotFoundError:
+        return None
+
+
+class CaseIndex:
+    """One loaded version: read-only, shared by the threads of a process."""
+
+    def __init__(self, path: Path) -> None:
+        meta = json.loads((path / "meta.json").read_text())
+        self.version: str = meta["version"]
+        self.cases: int = meta["cases"]
+        self.case_ids = np.load(path / "case_ids.npy", mmap_mode="r")
+        self.codes = np.load(path / "codes.npy")
+        self.titles = np.load(path / "titles.npy")
+        self.retriever: bm25s.BM25 | None = None
+        if self.cases:
+            self.retriever = bm25s.BM25.load(str(path), mmap=True)
+            indptr = np.asarray(self.retriever.scores["indptr"])
+            df = np.diff(indptr).astype(np.float64)
+            n = float(self.cases)
+            # Lucene's idf, per term, as bm25s scored it.
+            self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
+            self.unseen_weight = math.log1p((n + 0.5) / 0.5) * UNSEEN_TERM_WEIGHT
+
+    def search(
+        self, *, terms: list[str], code_keys: list[str], title: str, limit: int, threshold: float
+    ) -> list[Found]:
+        """Exact hits (error code, title) first, then similar ones above `threshold`.
+
+        A similar hit's score is the share of the query's term weight the case matches
+        (0..1); an exact hit scores 1.
+        """
+        exact: list[int] = []
+        for key in code_keys:
+            exact.extend(_lookup(self.codes, key_hash(key)))
+        if title:
+            exact.extend(_lookup(self.titles, key_hash(title)))
+        relevance = self._relevance(terms)
+        exact = list(dict.fromkeys(exact))
+        if relevance is not None:
+            exact.sort(key=lambda doc: (-relevance[doc], doc))
+        found = [Found(self._case_id(doc), 1.0, L0) for doc in exact[:limit]]
+        if relevance is None or len(found) >= limit:
+            return found
+        taken = set(exact)
+        want = min(limit + len(taken), self.cases)
+        top = np.argpartition(-relevance, want - 1)[:want] if want < self.cases else None
+        candidates = top if top is not None else np.arange(self.cases)
+        ranked = sorted(
+            (int(doc) for doc in candidates if relevance[doc] >= threshold),
+            key=lambda doc: (-float(relevance[doc]), doc),
+        )
+        for doc in ranked:
+            if len(found) >= limit:
+                break
+            if doc not in taken:
+                found.append(Found(self._case_id(doc), round(float(relevance[doc]), 4), L1))
+        return found
+
+    def bare_scores(self, terms: list[str]) -> np.ndarray | None:
+        """bm25s's own scores for the terms: the floor the benchmark compares against."""
+        if self.retriever is None:
+            return None
+        ids = self.retriever.get_tokens_ids(list(dict.fromkeys(terms)))
+        return self.retriever.get_scores_from_ids(ids) if ids else None
+
+    def _relevance(self, terms: list[str]) -> np.ndarray | None:
+        if self.retriever is None or not terms:
+            return None
+        unique = list(dict.fromkeys(terms))
+        ids = self.retriever.get_tokens_ids(unique)
+        weight = float(self.idf[ids].sum()) + self.unseen_weight * (len(unique) - len(ids))
+        if not ids or weight <= 0:
+            return None
+        return self.retriever.get_scores_from_ids(ids) / weight
+
+    def _case_id(self, doc: int) -> str:
+        return self.case_ids[doc].decode()
+
+
+def _lookup(table: np.ndarray, key: int) -> list[int]:
+    keys = table["key"]
+    start = int(np.searchsorted(keys, key, side="left"))
+    end = int(np.searchsorted(keys, key, side="right"))
+    return [int(doc) for doc in table["doc"][start:end]]
+
+
+class IndexHolder:
+    """The process's view of the current index, re-checked at most once a second."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._directory: Path | None = None
+        self._index: CaseIndex | None = None
+        self._checked = 0.0
+
+    def get(self, directory: Path) -> CaseIndex | None:
+        now = time.monotonic()
+        if directory == self._directory and now - self._checked < RELOAD_CHECK_SECONDS:
+            return self._index
+        with self._lock:
+            if directory != self._directory:
+                self._directory, self._index = directory, None
+            self._checked = now
+            version = current_version(directory)
+            if version is None:
+                self._index = None
+            elif self._index is None or self._index.version != version:
+                try:
+                    self._index = CaseIndex(directory / version)
+                except (OSError, ValueError, KeyError) as exc:
+                    # A version removed under us, or one half-copied by hand: keep what
+                    # was loaded (or none) and look again at the next check.
+                    logger.warning("case index %s not loaded: %s", version, exc)
+            return self._index
+
+    def forget(self) -> None:
+        with self._lock:
+            self._directory, self._index, self._checked = None, None, 0.0
+
+
+holder = IndexHolder()

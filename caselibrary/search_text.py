@@ -1,0 +1,126 @@
+"""How case-library text becomes search terms: one tokenizer for cases and queries alike.
+
+Pure Python (rjieba is a compiled segmenter with its dictionary inside the wheel): Chinese
+runs are cut into words by rjieba, ASCII runs by a regular expression, and every error code
+(caselibrary/error_codes.py) becomes one whole term of its own, so `ORA-01555` or
+`ERROR 1205` is never two unrelated numbers. Words that say nothing about a fault ("how",
+"怎么", "排查") are left out, so they can neither find a case nor dilute a query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+import rjieba
+
+from caselibrary.error_codes import iter_error_code_keys
+
+# A term that is an error code starts with this, so it can never equal a word.
+CODE_PREFIX = "#"
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUNS = re.compile(
+    rf"(?P<cjk>[{_CJK}]+)|(?P<word>[A-Za-z0-9][A-Za-z0-9_]*(?:[.\-/+:][A-Za-z0-9_]+)*)"
+)
+_SEPARATORS = re.compile(r"[.\-/+:]")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+EN_STOPWORDS = _words(
+    """
+    a about after again all also am an and any anyone are as at be been before being but
+    by can cannot could did do does doing done down during each else ever every few for
+    from get gets getting got had has have having he her here hers him his how i idea
+    ideas if in into is it its just keep keeps let like look looking me more most my
+    need needs no nor not now of off on once only or other our ours out over own please
+    same seen see she should since so some still such than thank thanks that the their
+    them then there these they this those through thx to today too under until up us
+    very via was we were what when where which while who whom why will with would yet
+    you your yours issue issues problem problems help anybody something someone happen
+    happened happening going started starts start suddenly again lot lots many much
+    """
+)
+ZH_STOPWORDS = _words(
+    """
+    的 了 是 在 有 和 就 都 也 很 吗 呢 啊 吧 呀 么 嘛 哦 与 及 或 而 被 把 让 给 对 从
+    到 向 这 那 这个 那个 这些 那些 这样 那样 一个 一下 一直 一些 有点 有些 什么 怎么 怎么办 怎样
+    如何 为什么 为何 哪里 哪些 是否 能否 可以 可能 应该 需要 还是 但是 然后 现在 今天 刚才 突然
+    总是 经常 大量 出现 发现 导致 问题 排查 处理 解决 帮忙 帮 看下 看看 看一下 请问 请教 谢谢 急
+    紧急 求助 大佬 各位 线上 报 报错 之后 之前 以后 以前 时候 已经 没有 不 没 会 要 能 我 我们
+    你 你们 他 他们 它 它们 上 下 中 里 后 前 次 个 条 台 些 等 又 再 还 才 只 用 说
+    """
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """The search terms of `text`, in order, repeats kept (term frequency counts)."""
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text)
+    terms = [CODE_PREFIX + key for key in iter_error_code_keys(text)]
+    for match in _RUNS.finditer(text):
+        run = match["cjk"]
+        if run is not None:
+            terms.extend(_chinese_words(run))
+            continue
+        word = match["word"].casefold()
+        parts = _SEPARATORS.split(word)
+        if len(parts) > 1:
+            terms.extend(_word(part) for part in parts if _keep(part))
+        if _keep(word):
+            terms.append(_word(word))
+    return terms
+
+
+def _chinese_words(run: str) -> list[str]:
+    """rjieba's search-engine cut (compounds also as their parts: 数据库 -> 数据, 数据库);
+    a word it made up that its dictionary does not know (订单库锁 -> 库锁) is taken as its
+    characters, so a query and a case that were cut differently still meet."""
+    words = []
+    for word in rjieba.cut_for_search(run):
+        if len(word) > 1 and not rjieba.has_word(word):
+            words.extend(word)
+        else:
+            words.append(word)
+    return [word for word in words if word not in ZH_STOPWORDS]
+
+
+def _keep(word: str) -> bool:
+    # A bare number is no evidence of a fault (an error code is taken whole above).
+    return len(word) > 1 and not word.isdigit() and word not in EN_STOPWORDS
+
+
+def _word(word: str) -> str:
+    """A light English plural fold: "connections" and "connection" are one term."""
+    if len(word) > 4 and word.isalpha():
+        if word.endswith("ies"):
+            return word[:-3] + "y"
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return word[:-1]
+    return word
+
+
+_NOT_TEXT = re.compile(rf"[^0-9a-z{_CJK}]+")
+
+
+def normalise_text(text: str) -> str:
+    """Text reduced to what makes two questions or titles the same: letters, digits and
+    Chinese characters, case-folded, everything else dropped."""
+    return _NOT_TEXT.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def text_key(text: str) -> str:
+    """A fixed-length digest of the normalised text (a database column, a map key)."""
+    return hashlib.blake2b(normalise_text(text).encode(), digest_size=20).hexdigest()
+
+
+def key_hash(key: str) -> int:
+    """A signed 64-bit hash of a key, for sorted numpy lookup tables."""
+    return int.from_bytes(
+        hashlib.blake2b(key.encode(), digest_size=8).digest(), "little", signed=True
+    )

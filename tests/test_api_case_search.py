@@ -1,0 +1,317 @@
+"""POST /api/cases/search: L0 exact and L1 similar hits, recorded as the session's evidence."""
+
+import pytest
+
+from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit, SourceType
+from caselibrary.services import case_index_build
+from diagnosis.models import ToolInvocation
+from evaluation.services import session_evaluate
+from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/cases/search"
+
+
+@pytest.fixture
+def library(db):  # type: ignore[no-untyped-def]
+    cases = {
+        "lock": CaseLibraryFactory(
+            title="MySQL 锁等待超时导致下单失败",
+            fault_category="DATABASE",
+            error_code="ERROR 1205",
+            root_cause="长事务持有 t_order 行锁不释放，其他事务等待 innodb_lock_wait_timeout 后报错。",
+            solution="1. 查 information_schema.innodb_trx 找到长事务\n2. kill 该连接\n3. 拆分大事务",
+        ),
+        "lag": CaseLibraryFactory(
+            title="Kafka consumer lag keeps growing after a rebalance storm",
+            fault_category="DEPENDENCY",
+            error_code=None,
+            root_cause=(
+                "Consumers exceed max.poll.interval.ms while processing large batches, so the "
+                "group rebalances again and again and the partitions are never drained."
+            ),
+            solution="1. Lower max.poll.records\n2. Raise max.poll.interval.ms\n3. Scale consumers",
+        ),
+        "cpu": CaseLibraryFactory(
+            title="CPU 使用率飙高：频繁 Full GC",
+            fault_category="CAPACITY",
+            error_code=None,
+            root_cause="老年代被大对象占满，JVM 频繁 Full GC，CPU 被 GC 线程占满。",
+            solution="1. jstat -gcutil 观察 GC\n2. dump 堆分析大对象\n3. 调整堆大小",
+        ),
+        "oom": CaseLibraryFactory(
+            title="Pod OOMKilled: JVM heap larger than the container limit",
+            fault_category="CAPACITY",
+            error_code="OOMKilled",
+            root_cause="-Xmx was set above the container memory limit, so the kernel kills it.",
+            solution="1. Set -XX:MaxRAMPercentage=75\n2. Raise limits.memory",
+        ),
+    }
+    case_index_build()
+    return cases
+
+
+def search(api, **body):  # type: ignore[no-untyped-def]
+    return api.post(URL, body, format="json")
+
+
+def test_an_error_code_in_the_query_is_an_exact_hit(api, library) -> None:
+    response = search(api, query="下单报错 ERROR 1205 (HY000): Lock wait timeout exceeded")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["matchLevel"] == "L0"
+    first = body["hits"][0]
+    assert first["caseId"] == library["lock"].case_id
+    assert first["matchLevel"] == "L0"
+    assert first["score"] == 1.0
+    assert list(first) == [
+        "caseId",
+        "title",
+        "faultCategory",
+        "errorCode",
+        "rootCause",
+        "solution",
+        "score",
+        "matchLevel",
+    ]
+    assert first["errorCode"] == "ERROR 1205"
+    assert first["faultCategory"] == "DATABASE"
+
+
+def test_an_error_code_is_matched_however_it_is_written(api, library) -> None:
+    for query in ("pod oomkilled again", "mysql error 1205", "OOMKILLED"):
+        body = search(api, query=query).json()
+        assert body["matchLevel"] == "L0", query
+
+
+def test_the_error_code_can_be_given_on_its_own(api, library) -> None:
+    body = search(api, query="下单失败", errorCode="error-1205").json()
+
+    assert body["matchLevel"] == "L0"
+    assert body["hits"][0]["caseId"] == library["lock"].case_id
+
+
+def test_asking_a_cases_own_title_is_an_exact_hit(api, library) -> None:
+    body = search(api, query="kafka consumer lag keeps growing, after a rebalance storm!").json()
+
+    assert body["matchLevel"] == "L0"
+    assert body["hits"][0]["caseId"] == library["lag"].case_id
+
+
+@pytest.mark.parametrize(
+    ("query", "case"),
+    [
+        ("订单库锁等待超时，很多事务卡住了", "lock"),
+        ("consumer group lag growing, partitions not drained after rebalances", "lag"),
+        ("服务 CPU 飙到 95%，GC 日志里全是 Full GC", "cpu"),
+    ],
+)
+def test_similar_wording_is_a_similar_hit(api, library, query: str, case: str) -> None:
+    body = search(api, query=query).json()
+
+    assert body["matchLevel"] == "L1"
+    assert body["hits"][0]["caseId"] == library[case].case_id
+    assert body["hits"][0]["matchLevel"] == "L1"
+    assert 0 < body["hits"][0]["score"] < 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Elasticsearch cluster status red after node restart",
+        "证书过期导致 App 无法登录",
+        "how do I rotate the TLS certificate of the ingress",
+    ],
+)
+def test_a_question_the_library_cannot_answer_finds_nothing(api, library, query: str) -> None:
+    body = search(api, query=query).json()
+
+    assert body == {"matchLevel": "NONE", "hits": [], "repeat": False, "invocationId": None}
+
+
+def test_a_question_about_kafka_lag_never_returns_the_cpu_case(api, library) -> None:
+    body = search(api, query="kafka lag is high and CPU is fine").json()
+
+    assert library["cpu"].case_id not in [hit["caseId"] for hit in body["hits"]]
+
+
+def test_limit_caps_the_hits(api, library) -> None:
+    body = search(api, query="JVM heap GC OOMKilled CPU", limit=1).json()
+
+    assert len(body["hits"]) == 1
+
+
+def test_a_search_with_a_session_is_recorded_as_its_retrieval_fact(api, library) -> None:
+    DiagnosisSessionFactory(session_id="s-1")
+
+    body = search(api, query="ERROR 1205 on checkout", sessionId="s-1").json()
+
+    invocation = ToolInvocation.objects.get(session_id="s-1")
+    assert body["invocationId"] == invocation.invocation_id
+    assert invocation.tool_name == "CaseLibrarySearch"
+    assert invocation.kind == "retrieval"
+    assert invocation.status == "SUCCESS"
+    assert invocation.match_level == "L0"
+    assert invocation.hit_count == len(body["hits"])
+    assert invocation.query == "ERROR 1205 on checkout"
+    assert invocation.duration_ms is not None
+    search_row = CaseSearch.objects.get(session_id="s-1")
+    assert search_row.case_ids == [hit["caseId"] for hit in body["hits"]]
+
+
+def test_a_found_case_raises_the_sessions_evidence_score_through_the_rules(
+    api, library
+) -> None:
+    for session_id, query in (("found", "ERROR 1205 again"), ("lost", "ES cluster red")):
+        DiagnosisSessionFactory(session_id=session_id)
+        search(api, query=query, sessionId=session_id)
+        api.post(
+            f"/api/sessions/{session_id}/complete",
+            {"status": "SUCCESS", "answer": "根因：长事务。"},
+            format="json",
+        )
+        session_evaluate(session_id=session_id)
+
+    found = api.get("/api/sessions/found").json()["selfEvaluation"]
+    lost = api.get("/api/sessions/lost").json()["selfEvaluation"]
+    assert found["evidence_score"] == 65
+    assert [f["name"] for f in found["factors"]] == ["has_successful_tool_call", "l0_exact_match"]
+    assert lost["evidence_score"] == 20
+    assert [f["name"] for f in lost["factors"]] == [
+        "has_successful_tool_call",
+        "retrieval_no_hit",
+    ]
+
+
+def test_the_same_question_twice_in_a_session_is_a_repeated_recall(api, library) -> None:
+    DiagnosisSessionFactory(session_id="loop")
+
+    first = search(api, query="Kafka consumer lag growing", sessionId="loop").json()
+    again = search(api, query="kafka consumer LAG growing?", sessionId="loop").json()
+    other = search(api, query="CPU 飙高 Full GC", sessionId="loop").json()
+
+    assert (first["repeat"], again["repeat"], other["repeat"]) == (False, True, False)
+    assert again["hits"] == first["hits"]  # answered all the same
+    assert api.get("/api/sessions/loop").json()["duplicateRecalls"] == 1
+    # Both searches are facts of the session; the rules see them as they are.
+    assert ToolInvocation.objects.filter(session_id="loop").count() == 3
+
+
+def test_other_words_that_find_the_same_cases_are_a_repeated_recall(api, library) -> None:
+    DiagnosisSessionFactory(session_id="loop")
+
+    search(api, query="ERROR 1205", sessionId="loop")
+    again = search(api, query="error-1205 lock wait", sessionId="loop", limit=1).json()
+
+    assert again["repeat"] is True
+    assert api.get("/api/sessions/loop").json()["duplicateRecalls"] == 1
+
+
+def test_a_repeat_is_not_counted_as_another_hit_of_the_case(api, library) -> None:
+    DiagnosisSessionFactory(session_id="loop")
+
+    search(api, query="ERROR 1205", sessionId="loop", limit=1)
+    search(api, query="ERROR 1205", sessionId="loop", limit=1)
+
+    reuse = CaseReuse.objects.get(case=library["lock"])
+    assert (reuse.l0_hits, reuse.l1_hits) == (1, 0)
+    assert reuse.last_hit_at is not None
+
+
+def test_a_search_without_a_session_records_nothing(api, library) -> None:
+    search(api, query="ERROR 1205")
+
+    assert not CaseSearch.objects.exists()
+    assert not CaseReuse.objects.exists()
+    assert not ToolInvocation.objects.exists()
+
+
+@pytest.mark.parametrize("status", ["succeeded", "failed"])
+def test_a_finished_session_cannot_search_and_nothing_is_recorded(
+    api, library, status: str
+) -> None:
+    DiagnosisSessionFactory(session_id="done", **{status: True})
+
+    response = search(api, query="ERROR 1205", sessionId="done")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "conflict"
+    assert not ToolInvocation.objects.exists()
+    assert not CaseSearch.objects.exists()
+    assert not CaseSearchHit.objects.exists()
+
+
+def test_an_unknown_session_is_404_and_nothing_is_recorded(api, library) -> None:
+    response = search(api, query="ERROR 1205", sessionId="nobody")
+
+    assert response.status_code == 404
+    assert response.json() == {"code": "not_found", "message": 'Session "nobody" does not exist.'}
+    assert not CaseSearch.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   \n\t "}, "query"),
+        ({"query": "x" * 4001}, "query"),
+        ({}, "query"),
+        ({"query": 42}, "query"),
+        ({"query": "cpu", "limit": 0}, "limit"),
+        ({"query": "cpu", "limit": 51}, "limit"),
+        ({"query": "cpu", "limit": "5"}, "limit"),
+        ({"query": "cpu", "errorCode": "E" * 65}, "errorCode"),
+        ({"query": "cpu", "sessionId": "bad id!"}, "sessionId"),
+        ({"query": "cpu", "sessionsId": "s-1"}, "sessionsId"),
+    ],
+)
+def test_bad_input_is_400_and_records_nothing(api, library, body: dict, field: str) -> None:
+    DiagnosisSessionFactory(session_id="s-1")
+    body = {**body, "sessionId": body.get("sessionId", "s-1")} if field != "sessionId" else body
+
+    response = search(api, **body)
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid"
+    assert field in response.json()["errors"]
+    assert not ToolInvocation.objects.exists()
+    assert not CaseSearch.objects.exists()
+
+
+def test_a_body_that_is_not_an_object_is_400(api, library) -> None:
+    response = api.post(URL, ["ERROR 1205"], format="json")
+
+    assert response.status_code == 400
+
+
+def test_a_query_of_4000_characters_is_accepted(api, library) -> None:
+    response = search(api, query=("锁等待 " * 1000)[:4000])
+
+    assert response.status_code == 200
+
+
+def test_a_frontend_key_may_not_search(make_client, library) -> None:
+    response = make_client("frontend").post(URL, {"query": "cpu"}, format="json")
+
+    assert response.status_code == 403
+
+
+def test_without_an_index_the_database_answers_exact_error_codes(api, case_index_dir) -> None:
+    case = CaseLibraryFactory(error_code="ORA-01555", source_type=SourceType.MANUAL)
+    CaseLibraryFactory(error_code="ORA-00060")
+
+    body = search(api, query="ORA-1555 snapshot too old").json()
+
+    assert body["matchLevel"] == "L0"
+    assert [hit["caseId"] for hit in body["hits"]] == [case.case_id]
+    assert search(api, query="snapshot too old").json()["matchLevel"] == "NONE"
+
+
+def test_a_case_deleted_since_the_index_was_built_is_not_returned(api, library) -> None:
+    library["lock"].delete()
+
+    body = search(api, query="ERROR 1205").json()
+
+    assert library["lock"].case_id not in [hit["caseId"] for hit in body["hits"]]
