@@ -20,8 +20,12 @@ def library(db):  # type: ignore[no-untyped-def]
             title="MySQL 锁等待超时导致下单失败",
             fault_category="DATABASE",
             error_code="ERROR 1205",
-            root_cause="长事务持有 t_order 行锁不释放，其他事务等待 innodb_lock_wait_timeout 后报错。",
-            solution="1. 查 information_schema.innodb_trx 找到长事务\n2. kill 该连接\n3. 拆分大事务",
+            root_cause=(
+                "长事务持有 t_order 行锁不释放，其他事务等待 innodb_lock_wait_timeout 后报错。"
+            ),
+            solution=(
+                "1. 查 information_schema.innodb_trx 找到长事务\n2. kill 该连接\n3. 拆分大事务"
+            ),
         ),
         "lag": CaseLibraryFactory(
             title="Kafka consumer lag keeps growing after a rebalance storm",
@@ -161,9 +165,7 @@ def test_a_search_with_a_session_is_recorded_as_its_retrieval_fact(api, library)
     assert search_row.case_ids == [hit["caseId"] for hit in body["hits"]]
 
 
-def test_a_found_case_raises_the_sessions_evidence_score_through_the_rules(
-    api, library
-) -> None:
+def test_a_found_case_raises_the_sessions_evidence_score_through_the_rules(api, library) -> None:
     for session_id, query in (("found", "ERROR 1205 again"), ("lost", "ES cluster red")):
         DiagnosisSessionFactory(session_id=session_id)
         search(api, query=query, sessionId=session_id)
