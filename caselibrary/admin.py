@@ -7,13 +7,15 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.core.exceptions import ValidationError
 from django.db.models import F, QuerySet
 from django.http import HttpRequest
+from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
+from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
-from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, FaultCategory
+from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, FaultCategory
 from caselibrary.selectors import (
     case_draft_from_session,
     fault_category_choices,
@@ -84,6 +86,29 @@ class SessionNowNotUsefulFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ReuseFilter(admin.SimpleListFilter):
+    """How cases fare once found: the stale ones (found often, rated not useful) first."""
+
+    title = _("reuse")
+    parameter_name = "reuse"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [
+            ("stale", _("Stale: found often, rated not useful")),
+            ("hit", _("Found at least once")),
+            ("never", _("Never found")),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "stale":
+            return queryset.filter(reuse__stale=True)
+        if self.value() == "hit":
+            return queryset.filter(reuse__isnull=False)
+        if self.value() == "never":
+            return queryset.filter(reuse__isnull=True)
+        return queryset
+
+
 class CaseActionForm(ActionForm):
     # The options are the request's taxonomy (set in changelist_view); the service
     # checks the posted code.
@@ -112,6 +137,9 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
         "error_code",
         "source_type",
         "session_column",
+        "hits_column",
+        "useful_rate_column",
+        "last_hit_column",
         "updated_by",
         "updated_at",
     )
@@ -122,6 +150,7 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
         "source_type",
         StillGeneralFilter,
         SessionNowNotUsefulFilter,
+        ReuseFilter,
     )
     search_fields = ("title", "^error_code")
     search_help_text = _("Words from the title, or the start of an error code.")
@@ -135,10 +164,20 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The session's primary key (for the link) and its feedback ride along on one
         # LEFT JOIN over the unique session_id, instead of a query per row.
+        # Its reuse figures come the same way, over the case_reuse primary key.
         return (
             super()
             .get_queryset(request)
-            .annotate(session_pk=F("diagnosis__id"), session_feedback=F("diagnosis__feedback"))
+            .annotate(
+                session_pk=F("diagnosis__id"),
+                session_feedback=F("diagnosis__feedback"),
+                l0_hits=F("reuse__l0_hits"),
+                l1_hits=F("reuse__l1_hits"),
+                last_hit_at=F("reuse__last_hit_at"),
+                sessions_useful=F("reuse__sessions_useful"),
+                sessions_not_useful=F("reuse__sessions_not_useful"),
+                stale=F("reuse__stale"),
+            )
         )
 
     def get_fields(self, request: HttpRequest, obj: CaseLibrary | None = None) -> list[str]:
@@ -163,6 +202,9 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
             "created_at",
             "updated_by",
             "updated_at",
+            "hits_column",
+            "useful_rate_column",
+            "last_hit_column",
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: CaseLibrary | None = None) -> tuple:
@@ -175,6 +217,9 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
             "created_at",
             "updated_by",
             "updated_at",
+            "hits_column",
+            "useful_rate_column",
+            "last_hit_column",
         )
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -249,6 +294,29 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
             )
         return link
 
+    @admin.display(description=_("hits"), ordering="reuse__l0_hits")
+    def hits_column(self, obj: CaseLibrary) -> SafeString | str:
+        l0, l1 = _reuse(obj, "l0_hits") or 0, _reuse(obj, "l1_hits") or 0
+        if not l0 + l1:
+            return "0"
+        return format_html('<span title="L0 {} · L1 {}">{}</span>', l0, l1, l0 + l1)
+
+    @admin.display(description=_("useful rate of the sessions that found it"))
+    def useful_rate_column(self, obj: CaseLibrary) -> SafeString | str:
+        useful = _reuse(obj, "sessions_useful") or 0
+        rated = useful + (_reuse(obj, "sessions_not_useful") or 0)
+        if not rated:
+            return "–"
+        text = f"{useful / rated:.0%} ({useful}/{rated})"
+        if _reuse(obj, "stale"):
+            return format_html('{} <span class="feedback-not_useful">{}</span>', text, _("stale"))
+        return text
+
+    @admin.display(description=_("last hit"), ordering="reuse__last_hit_at")
+    def last_hit_column(self, obj: CaseLibrary) -> str:
+        last = _reuse(obj, "last_hit_at")
+        return date_format(localtime(last), "SHORT_DATETIME_FORMAT") if last else "–"
+
     @admin.action(description=_("Set the category of the selected cases"), permissions=["change"])
     def set_category(self, request: HttpRequest, queryset: QuerySet) -> None:
         code = request.POST.get("fault_category", "")
@@ -287,6 +355,16 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
             % {"count": changed, "category": code},
             messages.SUCCESS,
         )
+
+
+def _reuse(obj: CaseLibrary, name: str) -> Any:
+    """A reuse figure: annotated on the list, read from the reuse row on the detail page."""
+    if hasattr(obj, name):
+        return getattr(obj, name)
+    try:
+        return getattr(obj.reuse, name)
+    except CaseReuse.DoesNotExist:
+        return None
 
 
 @admin.register(FaultCategory)

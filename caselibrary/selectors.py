@@ -1,9 +1,11 @@
 """Reads of the case library."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
 from caselibrary.models import (
@@ -150,3 +152,75 @@ def session_case_searches(*, session_id: str) -> QuerySet[CaseSearch]:
 
 def case_index_state() -> CaseIndexState:
     return CaseIndexState.objects.get_or_create(id=1)[0]
+
+
+@dataclass(frozen=True)
+class CaseIndexStatus:
+    loaded_version: str | None
+    loaded_cases: int
+    built_at: Any
+    build_seconds: float
+    requested_at: Any
+    building_since: Any
+    findability: dict | None
+
+
+def case_index_status() -> CaseIndexStatus:
+    """What this process has loaded, and what the coordination row says."""
+    state = case_index_state()
+    index = holder.get(settings.CASE_INDEX_DIR)
+    return CaseIndexStatus(
+        loaded_version=index.version if index else None,
+        loaded_cases=index.cases if index else 0,
+        built_at=state.built_at,
+        build_seconds=state.build_seconds,
+        requested_at=state.requested_at,
+        building_since=state.building_since,
+        findability=state.findability,
+    )
+
+
+FINDABILITY_TOP = 3
+
+
+def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
+    """Search each case's title and error code; the shares found at L0 and in the top 3.
+
+    With `sample`, that many cases spread evenly over the library (by case id). None
+    when no index is loaded.
+    """
+    index = holder.get(settings.CASE_INDEX_DIR)
+    if index is None:
+        return None
+    step = max(1, index.cases // sample) if sample else 1
+    picked = [index.case_ids[doc].decode() for doc in range(0, index.cases, step)][: sample or None]
+    counts = {"title_l0": 0, "title_top3": 0, "code_l0": 0, "code_top3": 0, "with_code": 0}
+    for start in range(0, len(picked), 1000):
+        rows = CaseLibrary.objects.filter(case_id__in=picked[start : start + 1000]).values_list(
+            "case_id", "title", "error_code"
+        )
+        for case_id, title, error_code in rows:
+            found = cases_find(query=title, limit=FINDABILITY_TOP).matches
+            counts["title_l0"] += any(
+                m.case.case_id == case_id and m.match_level == L0 for m in found
+            )
+            counts["title_top3"] += any(m.case.case_id == case_id for m in found)
+            if error_code:
+                counts["with_code"] += 1
+                found = cases_find(query=error_code, limit=FINDABILITY_TOP).matches
+                counts["code_l0"] += any(
+                    m.case.case_id == case_id and m.match_level == L0 for m in found
+                )
+                counts["code_top3"] += any(m.case.case_id == case_id for m in found)
+    checked = len(picked)
+    with_code = counts["with_code"]
+    return {
+        "version": index.version,
+        "cases": checked,
+        "with_code": with_code,
+        "title_l0": counts["title_l0"] / checked if checked else 0.0,
+        "title_top3": counts["title_top3"] / checked if checked else 0.0,
+        "code_l0": counts["code_l0"] / with_code if with_code else 0.0,
+        "code_top3": counts["code_top3"] / with_code if with_code else 0.0,
+        "checked_at": timezone.now().isoformat(),
+    }

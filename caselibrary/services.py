@@ -371,14 +371,13 @@ def cases_outcomes_recount(*, case_ids: Collection[str]) -> int:
     """Set each case's useful / not useful session counts and its stale flag from the
     feedback of every session that found it (each session counted once)."""
     counts = {case_id: (0, 0) for case_id in case_ids}
+    # One row per (case, session): a session that found a case twice counts once.
     rows = (
         CaseSearchHit.objects.filter(case_id__in=counts)
-        .values("case_id", "session_id")
+        .values_list("case_id", "session_id", "search__session__feedback")
         .distinct()
-        .annotate(feedback=F("search__session__feedback"))
-        .values_list("case_id", "feedback")
     )
-    for case_id, value in rows:
+    for case_id, _session_id, value in rows:
         useful, not_useful = counts[case_id]
         counts[case_id] = (
             useful + (value == Feedback.USEFUL),
@@ -457,9 +456,9 @@ def case_index_rebuild(*, wait: bool = True) -> BuildResult | None:
     while True:
         state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
         requested = state and state["requested_at"]
-        if result is not None and not requested:
+        if not requested:
             return result
-        if wait and requested:
+        if wait:
             age = (timezone.now() - requested).total_seconds()
             time.sleep(max(0.0, settings.CASE_INDEX_DEBOUNCE_SECONDS - age))
         if not _claim_build():

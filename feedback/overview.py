@@ -13,6 +13,7 @@ from django.utils.formats import date_format
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
+from caselibrary.selectors import case_index_status
 from diagnosis.selectors import ScoreBand
 from feedback.selectors import (
     DEFAULT_OVERVIEW_WINDOW,
@@ -183,6 +184,7 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
         days = DEFAULT_OVERVIEW_WINDOW
     overview = feedback_overview(days=days)
     labels = _series_labels()
+    case_search = case_index_status()
     context = {
         **admin.site.each_context(request),
         "title": _("Overview"),
@@ -206,6 +208,8 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
         ),
         "open_bad_cases_url": _changelist("feedback_badcase", review_state="open"),
         "awaiting_curation_url": _changelist("caselibrary_caselibrary", still_general="yes"),
+        "case_search": case_search,
+        "stale_cases_url": _changelist("caselibrary_caselibrary", reuse="stale"),
         "high_score_bad_cases_url": _changelist(
             "feedback_badcase", review_state="open", score_band=ScoreBand.HIGH
         ),

@@ -114,7 +114,8 @@ def test_database_url() -> str:
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a real server/worker process on the test database."""
     env = {k: v for k, v in os.environ.items() if k not in {"Q_SYNC"}}
-    env.update(DATABASE_URL=test_database_url(), Q_SYNC="0", PYTHONUNBUFFERED="1", **extra)
+    env.update(DATABASE_URL=test_database_url(), Q_SYNC="0", PYTHONUNBUFFERED="1")
+    env.update(extra)
     return env
 
 

@@ -1,0 +1,36 @@
+"""Can each case be found again? Ask every case's title (and its error code) and count."""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from caselibrary.selectors import case_findability
+from caselibrary.services import case_index_record_findability
+
+
+class Command(BaseCommand):
+    help = (
+        "Search each case's own title and error code and report the share found as an exact "
+        "(L0) hit and among the top 3. The admin overview shows the latest figure."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--sample", type=int, default=0, help="check this many cases spread over the library"
+        )
+
+    def handle(self, *args: Any, sample: int, **options: Any) -> None:
+        if sample < 0:
+            raise CommandError("--sample must be positive.")
+        report = case_findability(sample=sample or None)
+        if report is None:
+            raise CommandError("No search index is built yet: run `case_index --build` first.")
+        case_index_record_findability(report=report)
+        self.stdout.write(
+            f"{report['cases']} cases checked (index {report['version']}).\n"
+            f"  by title:      {report['title_l0']:.1%} exact (L0), "
+            f"{report['title_top3']:.1%} in the top 3\n"
+            f"  by error code: {report['code_l0']:.1%} exact (L0), "
+            f"{report['code_top3']:.1%} in the top 3 "
+            f"({report['with_code']} cases have a code)"
+        )

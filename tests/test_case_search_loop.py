@@ -1,0 +1,177 @@
+"""The closed loop, end to end through real processes: a useful answer becomes a case, a
+real `qcluster` rebuilds the search index, a later session's search finds the case, and
+that fact raises the later session's evidence score through the unchanged rules.
+
+Runs on the database the suite runs on: a SQLite file, or a MariaDB database of its own.
+"""
+
+import json
+import subprocess
+import sys
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from caselibrary.search_index import RELOAD_CHECK_SECONDS
+from tests.processes import ROOT, child_env, post_json, start_gunicorn, stop_group, wait_for
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> Iterator[str]:
+    """A database of the suite's kind, empty, for the processes of this test alone."""
+    if connection.vendor != "mysql":
+        yield f"sqlite:///{tmp_path / 'loop.sqlite3'}"
+        return
+    name = f"{connection.settings_dict['NAME']}_loop_{uuid.uuid4().hex[:6]}"
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    db = connection.settings_dict
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}"
+    try:
+        yield f"mysql://{db['USER']}:{db['PASSWORD']}@{host}/{name}"
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture
+def service(tmp_path: Path, database_url: str) -> Iterator[tuple[str, str]]:
+    """gunicorn and a qcluster sharing one database and one index directory."""
+    env = child_env(
+        DATABASE_URL=database_url,
+        CASE_INDEX_DIR=str(tmp_path / "case-index"),
+        CASE_INDEX_DEBOUNCE_SECONDS="0.5",
+        Q_POLL="0.1",
+        READYZ_WORKER_MAX_AGE="0",
+    )
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, timeout=300)
+    key = subprocess.run(
+        [*manage, "create_api_key", "loop-agent", "--scope", "full"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
+    log = (tmp_path / "processes.log").open("w")
+    worker = subprocess.Popen(
+        [*manage, "qcluster"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    web, base = start_gunicorn(env, workers=2, log=log)
+    try:
+        yield base, key
+    finally:
+        stop_group(web)
+        stop_group(worker)
+        log.close()
+
+
+def _get(url: str, key: str) -> dict:
+    request = urllib.request.Request(url, headers={"Authorization": f"Api-Key {key}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _session_with_search(base: str, key: str, session_id: str, query: str) -> dict:
+    """A session whose only evidence is one case-library search; completed."""
+    assert (
+        post_json(f"{base}/api/sessions", {"sessionId": session_id, "query": query}, key=key)[0]
+        == 201
+    )
+    status, found = post_json(
+        f"{base}/api/cases/search", {"query": query, "sessionId": session_id}, key=key
+    )
+    assert status == 200, found
+    status, _ = post_json(
+        f"{base}/api/sessions/{session_id}/complete",
+        {"status": "SUCCESS", "answer": "根因：长事务持有行锁。\n1. kill 长事务\n2. 拆分事务"},
+        key=key,
+    )
+    assert status == 200
+    return found
+
+
+def _score(base: str, key: str, session_id: str) -> dict:
+    url = f"{base}/api/sessions/{session_id}"
+    wait_for(
+        lambda: _get(url, key)["selfEvaluation"] is not None,
+        timeout=60,
+        what=f"the worker to score {session_id}",
+    )
+    return _get(url, key)
+
+
+def test_a_useful_answer_found_again_raises_a_later_sessions_evidence_score(service) -> None:
+    base, key = service
+    question = "下单接口报 ERROR 1205 Lock wait timeout exceeded，锁等待超时怎么处理？"
+
+    # Before anyone rated an answer useful, the library knows nothing.
+    before = _session_with_search(base, key, "before", question)
+    assert before["matchLevel"] == "NONE"
+
+    # The first session's answer is rated useful: it becomes a case.
+    assert (
+        post_json(f"{base}/api/sessions", {"sessionId": "origin", "query": question}, key=key)[0]
+        == 201
+    )
+    post_json(
+        f"{base}/api/sessions/origin/complete",
+        {
+            "status": "SUCCESS",
+            "answer": (
+                "根因：t_order 上的长事务持有行锁，其他事务等待超过 innodb_lock_wait_timeout，"
+                "报 ERROR 1205。\n解决：1. 查 innodb_trx 找到长事务并 kill\n2. 拆分大事务"
+            ),
+        },
+        key=key,
+    )
+    status, body = post_json(
+        f"{base}/api/feedback", {"sessionId": "origin", "feedback": "useful"}, key=key
+    )
+    assert status == 200
+    case_id = body["caseId"]
+
+    # The worker rebuilds the index after the change; then the case is found.
+    def indexed() -> bool:
+        hits = post_json(f"{base}/api/cases/search", {"query": "ERROR 1205"}, key=key)[1]["hits"]
+        return case_id in [hit["caseId"] for hit in hits]
+
+    wait_for(indexed, timeout=60, what="the worker to index the new case")
+    # Each web process looks for a new index version at most once a second.
+    time.sleep(RELOAD_CHECK_SECONDS + 0.2)
+
+    # The same question again (a case's title is its question's first 100 characters).
+    exact = _session_with_search(base, key, "exact", question)
+    similar = _session_with_search(base, key, "similar", "订单库锁等待超时，长事务把行锁占住了")
+    assert exact["matchLevel"] == "L0" and exact["hits"][0]["caseId"] == case_id
+    assert similar["matchLevel"] == "L1" and similar["hits"][0]["caseId"] == case_id
+
+    scores = {sid: _score(base, key, sid) for sid in ("before", "exact", "similar")}
+    assert {sid: s["selfEvaluation"]["evidence_score"] for sid, s in scores.items()} == {
+        "before": 20,  # a search that found nothing: +30 -10
+        "exact": 65,  # +30 +35 (L0)
+        "similar": 50,  # +30 +20 (L1)
+    }
+    invocation = scores["exact"]["toolInvocations"][0]
+    assert (invocation["toolName"], invocation["matchLevel"], invocation["hitCount"]) == (
+        "CaseLibrarySearch",
+        "L0",
+        len(exact["hits"]),
+    )
