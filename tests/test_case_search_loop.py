@@ -8,6 +8,7 @@ Runs on the database the suite runs on: a SQLite file, or a MariaDB database of 
 import json
 import subprocess
 import sys
+import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
