@@ -27,7 +27,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from caselibrary.error_codes import error_code_key
+from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
 from caselibrary.search_text import CODE_PREFIX, key_hash, normalise_text, tokenize
 
 logger = logging.getLogger(__name__)
@@ -218,6 +218,18 @@ class CaseIndex:
                 found.append(Found(self._case_id(doc), round(float(relevance[doc]), 4), L1))
         return found
 
+    def find(
+        self, *, query: str, error_code: str | None = None, limit: int, threshold: float
+    ) -> list[Found]:
+        """`search` for a question as asked: its error codes, terms and title read from it."""
+        return self.search(
+            terms=tokenize(query),
+            code_keys=[error_code_key(code) for code in query_codes(query, error_code)],
+            title=normalise_text(query),
+            limit=limit,
+            threshold=threshold,
+        )
+
     def bare_scores(self, terms: list[str]) -> np.ndarray | None:
         """bm25s's own scores for the terms: the floor the benchmark compares against."""
         if self.retriever is None:
@@ -237,6 +249,14 @@ class CaseIndex:
 
     def _case_id(self, doc: int) -> str:
         return self.case_ids[doc].decode()
+
+
+def query_codes(query: str, error_code: str | None = None) -> list[str]:
+    """The error codes a search looks for: the one given, then those in the query."""
+    codes = find_error_codes(query)
+    if error_code:
+        codes = [normalise_error_code(error_code), *codes]
+    return list(dict.fromkeys(codes))
 
 
 def _lookup(table: np.ndarray, key: int) -> list[int]:

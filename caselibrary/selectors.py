@@ -7,7 +7,6 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
     TITLE_FROM_QUERY_LENGTH,
@@ -16,8 +15,7 @@ from caselibrary.models import (
     CaseSearch,
     FaultCategory,
 )
-from caselibrary.search_index import L0, L1, NONE, holder
-from caselibrary.search_text import normalise_text, tokenize
+from caselibrary.search_index import L0, L1, NONE, holder, query_codes
 from config.api import NotFound
 from diagnosis.models import DiagnosisSession
 
@@ -108,24 +106,17 @@ def cases_find(*, query: str, error_code: str | None = None, limit: int) -> Case
     query's term weight (settings.CASE_SEARCH_THRESHOLD). Reads the loaded index; with
     none built yet, only the exact error-code path, from the database.
     """
-    codes = find_error_codes(query)
-    if error_code:
-        codes = [normalise_error_code(error_code), *codes]
-    codes = list(dict.fromkeys(codes))
     index = holder.get(settings.CASE_INDEX_DIR)
     if index is None:
+        codes = query_codes(query, error_code)
         rows = (
             list(CaseLibrary.objects.filter(error_code__in=codes).order_by("case_id")[:limit])
             if codes
             else []
         )
         return _found([CaseMatch(row, 1.0, L0) for row in rows], source="database")
-    found = index.search(
-        terms=tokenize(query),
-        code_keys=[error_code_key(code) for code in codes],
-        title=normalise_text(query),
-        limit=limit,
-        threshold=settings.CASE_SEARCH_THRESHOLD,
+    found = index.find(
+        query=query, error_code=error_code, limit=limit, threshold=settings.CASE_SEARCH_THRESHOLD
     )
     rows = CaseLibrary.objects.in_bulk([f.case_id for f in found])
     # A case deleted since the index was built is simply not found.
