@@ -83,9 +83,9 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
         result = _submit_locked(session_id, feedback)
     if result.changed:
         # Cases this session found learn how it was rated; a new case joins the search.
-        transaction.on_commit(partial(case_outcomes_refresh, session_id=session_id))
-        if result.case_id is not None:
-            case_index_request_rebuild()
+        # Both are bookkeeping after the feedback is kept: a failure there is logged, and
+        # never turns recorded feedback into an error.
+        transaction.on_commit(partial(_after_feedback, session_id, result.case_id is not None))
     logger.info(
         "feedback recorded",
         extra={
@@ -96,6 +96,15 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
         },
     )
     return result
+
+
+def _after_feedback(session_id: str, made_case: bool) -> None:
+    try:
+        case_outcomes_refresh(session_id=session_id)
+        if made_case:
+            case_index_request_rebuild()
+    except Exception:
+        logger.exception("case bookkeeping after feedback failed", extra={"session_id": session_id})
 
 
 # The session, if feedback may be recorded on it (finished) and the value would change
