@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Case, F, Q, When
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from caselibrary.error_codes import normalise_error_code
 from caselibrary.models import (
@@ -421,14 +422,20 @@ def case_index_request_rebuild() -> None:
     transaction.on_commit(_request_rebuild_now)
 
 
-def _request_rebuild_now() -> None:
+_UNREAD: Any = object()
+
+
+def _request_rebuild_now(*, requested: datetime | None = _UNREAD) -> None:
+    """Mark a rebuild wanted and enqueue it, unless one is pending. `requested`, when the
+    caller read the state row already, is its `requested_at`."""
     if time.monotonic() < _pending_until["at"]:
         return
     now = timezone.now()
-    state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
-    if state is None:
-        CaseIndexState.objects.get_or_create(id=1)
-    requested = state and state["requested_at"]
+    if requested is _UNREAD:
+        state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
+        if state is None:
+            CaseIndexState.objects.get_or_create(id=1)
+        requested = state and state["requested_at"]
     if requested is None:
         requested = now
         asked = CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
@@ -442,6 +449,30 @@ def _request_rebuild_now() -> None:
     # cases; half of that is kept as a margin for clocks that differ between machines.
     margin = (requested - now).total_seconds() + settings.CASE_INDEX_DEBOUNCE_SECONDS / 2
     _pending_until["at"] = time.monotonic() + margin
+
+
+# Whether the session found any case, and whether a rebuild is pending: one round trip,
+# as it runs after every feedback that changes something.
+_AFTER_FEEDBACK = (
+    "SELECT EXISTS (SELECT 1 FROM case_search_hit WHERE session_id = %s), "
+    "(SELECT requested_at FROM case_index_state WHERE id = 1)"
+)
+
+
+def case_feedback_recorded(*, session_id: str, made_case: bool) -> None:
+    """What the case library does when a session's feedback changes (after the commit):
+    the cases it found are recounted; a case made from it asks for an index rebuild."""
+    with connection.cursor() as cursor:
+        cursor.execute(_AFTER_FEEDBACK, [session_id])
+        found_cases, requested = cursor.fetchone()
+    if found_cases:
+        case_outcomes_refresh(session_id=session_id)
+    if made_case:
+        if isinstance(requested, str):  # SQLite returns the column's text
+            requested = parse_datetime(requested)
+        if requested is not None and timezone.is_naive(requested):
+            requested = timezone.make_aware(requested, UTC)
+        _request_rebuild_now(requested=requested)
 
 
 def case_index_rebuild(*, wait: bool = True) -> BuildResult | None:

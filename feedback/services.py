@@ -11,11 +11,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import (
-    case_copy_from_session,
-    case_index_request_rebuild,
-    case_outcomes_refresh,
-)
+from caselibrary.services import case_copy_from_session, case_feedback_recorded
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
@@ -100,9 +96,7 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
 
 def _after_feedback(session_id: str, made_case: bool) -> None:
     try:
-        case_outcomes_refresh(session_id=session_id)
-        if made_case:
-            case_index_request_rebuild()
+        case_feedback_recorded(session_id=session_id, made_case=made_case)
     except Exception:
         logger.exception("case bookkeeping after feedback failed", extra={"session_id": session_id})
 

@@ -14,6 +14,7 @@ from caselibrary.services import (
     case_update,
     cases_delete,
 )
+from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -195,3 +196,19 @@ def test_a_session_search_still_works_with_no_index(api) -> None:
     ).json()
 
     assert body["matchLevel"] == "L0"
+
+
+def test_a_case_made_by_useful_feedback_is_searchable_after_the_commit(
+    django_capture_on_commit_callbacks,
+) -> None:
+    DiagnosisSessionFactory(
+        session_id="origin",
+        succeeded=True,
+        query="inventory-api 连接数打满 Too many connections",
+        answer="根因：连接池配置过大。解决：1. 调小 maximum-pool-size",
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        case_id = feedback_submit(session_id="origin", feedback="useful").case_id
+
+    assert found_ids("inventory-api 连接数打满 Too many connections") == [case_id]
