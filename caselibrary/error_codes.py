@@ -182,6 +182,14 @@ _FAMILIES: tuple[_Family, ...] = (
         ),
         _http,
     ),
+    # "full of 499 status", "502 responses": the word after the number says what it is.
+    (
+        re.compile(
+            rf"{_NOT_DIGIT_BEFORE}{_STATUS}\s+(?:status(?:es)?|responses?|status codes?)\b",
+            re.I,
+        ),
+        _http,
+    ),
     # Chinese prose around a status: "大量 504", "返回 503", "报 502", "出现大量 499".
     (
         re.compile(

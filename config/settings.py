@@ -306,7 +306,7 @@ CASE_INDEX_DEBOUNCE_SECONDS = env_float("CASE_INDEX_DEBOUNCE_SECONDS", 2.0)
 # A rebuild taking longer than this is assumed dead and may be started again.
 CASE_INDEX_BUILD_TIMEOUT = env_int("CASE_INDEX_BUILD_TIMEOUT", 1800, minimum=10)
 # The share of a query's term weight a case must match to be a similar (L1) hit.
-CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.3)
+CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.35)
 # A case is stale once at least this many sessions that found it were rated, and most of
 # them not useful.
 CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)

@@ -20,6 +20,8 @@ from caselibrary.error_codes import error_code_key, find_error_codes, normalise_
         ("HTTP/1.1 503 Service Unavailable", ["HTTP 503"]),
         ("upstream answered 502 Bad Gateway", ["HTTP 502"]),
         ("partner API status=429", ["HTTP 429"]),
+        ("nginx access log full of 499 status", ["HTTP 499"]),
+        ("a burst of 502 responses from the upstream", ["HTTP 502"]),
         ("接口返回 500 错误", ["HTTP 500"]),
         ("pod crashloopbackoff, then OOMKilled", ["CrashLoopBackOff", "OOMKilled"]),
         ("Back-off pulling image: ImagePullBackOff", ["ImagePullBackOff"]),
@@ -44,6 +46,7 @@ def test_codes_are_found_in_alert_text_and_normalised(text: str, codes: list[str
     "text",
     [
         "p99 went from 120ms to 503ms at 2,000 qps",
+        "we saw 400 errors in the last hour",
         "CPU usage above 90% on 4 of 12 pods",
         "Error: something went wrong",
         "the job is Pending since 10:05",

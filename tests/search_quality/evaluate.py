@@ -27,7 +27,7 @@ from caselibrary.search_index import L1, CaseIndex, CaseText, build, current_ver
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASES = ROOT / "feedback" / "demo" / "cases.json"
 QUERIES = Path(__file__).resolve().parent / "queries.json"
-DEFAULT_THRESHOLD = 0.3
+DEFAULT_THRESHOLD = 0.35
 TOP = 3
 
 
