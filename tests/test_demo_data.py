@@ -1,8 +1,10 @@
 import pytest
 from django.core.management import call_command
 
-from caselibrary.models import CaseLibrary
+from caselibrary.models import CaseLibrary, CaseReuse
+from caselibrary.selectors import cases_find
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
+from feedback.demo.case_library import demo_cases, demo_searches
 
 
 @pytest.mark.django_db
@@ -21,7 +23,7 @@ def test_demo_data_loads_a_realistic_mix_once_however_often_it_runs() -> None:
         ToolInvocation.objects.count(),
         CaseLibrary.objects.count(),
     ) == counts
-    assert counts[0] == 120
+    assert counts[0] == 120 + len(demo_searches())
     statuses = set(DiagnosisSession.objects.values_list("status", flat=True))
     assert statuses == {SessionStatus.SUCCESS, SessionStatus.FAILED, SessionStatus.RUNNING}
     assert not DiagnosisSession.objects.filter(status="SUCCESS", answer__isnull=True).exists()
@@ -31,11 +33,32 @@ def test_demo_data_loads_a_realistic_mix_once_however_often_it_runs() -> None:
     assert DiagnosisSession.objects.filter(feedback="not_useful").exists()
     useful = DiagnosisSession.objects.filter(feedback="useful")
     assert useful.exists()
-    assert set(CaseLibrary.objects.values_list("diagnosis_id", flat=True)) == set(
-        useful.values_list("session_id", flat=True)
-    )
+    assert set(
+        CaseLibrary.objects.filter(source_type="AUTO").values_list("diagnosis_id", flat=True)
+    ) == set(useful.values_list("session_id", flat=True))
     chinese = [
         any("\u4e00" <= ch <= "\u9fff" for ch in query)
         for query in DiagnosisSession.objects.values_list("query", flat=True)
     ]
     assert any(chinese) and not all(chinese)
+
+
+@pytest.mark.django_db
+def test_demo_data_shows_the_loop_a_library_searched_by_sessions_it_scores(
+    django_capture_on_commit_callbacks,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo_data", count=20)
+
+    assert CaseLibrary.objects.filter(source_type="MANUAL").count() == len(demo_cases())
+    searches = ToolInvocation.objects.filter(tool_name="CaseLibrarySearch")
+    assert searches.count() == len(demo_searches())
+    levels = set(searches.values_list("match_level", flat=True))
+    assert levels == {"L0", "L1", "NONE"}
+    found = DiagnosisSession.objects.filter(
+        session_id__in=searches.filter(match_level__in=["L0", "L1"]).values("session_id")
+    )
+    assert all(s.self_evaluation["evidence_score"] >= 50 for s in found)
+    assert CaseReuse.objects.filter(sessions_useful__gt=0).exists()
+    # The index is built by the loader: `make run` searches before any worker ran.
+    assert cases_find(query="ORA-01555 snapshot too old", limit=1).match_level == "L0"

@@ -11,6 +11,7 @@ from caselibrary.models import CaseLibrary
 from diagnosis.demo_data import DemoInvocation, DemoSession, demo_sessions
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 from evaluation.services import sessions_evaluate
+from feedback.demo.case_library import load_case_library
 from feedback.services import feedback_submit
 
 
@@ -41,8 +42,11 @@ class Command(BaseCommand):
                 if source.feedback:
                     feedback_submit(session_id=source.session_id, feedback=source.feedback)
             _backdate_feedback(missing, now)
+        library = load_case_library(now=now)
         self.stdout.write(
-            f"Demo data: {len(missing)} sessions added, {len(existing)} already present."
+            f"Demo data: {len(missing)} sessions added, {len(existing)} already present; "
+            f"{library.cases} library cases and {library.searches} sessions that search them "
+            "added."
         )
 
 

@@ -1,0 +1,1 @@
+"""Demo data: files beside the code that loads them."""
