@@ -143,6 +143,8 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
     assert collations == [
         ("bad_case_review", "session_id", "utf8mb4_bin"),
         ("case_library", "diagnosis_id", "utf8mb4_bin"),
+        ("case_search", "session_id", "utf8mb4_bin"),
+        ("case_search_hit", "session_id", "utf8mb4_bin"),
         ("diagnosis_session", "session_id", "utf8mb4_bin"),
         ("tool_invocation", "session_id", "utf8mb4_bin"),
     ]
@@ -152,5 +154,9 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
         " WHERE constraint_schema = '{db}' AND referenced_table_name = 'diagnosis_session'"
         " ORDER BY table_name",
     )
-    assert [table for table, _ in foreign_keys] == ["bad_case_review", "tool_invocation"]
+    assert [table for table, _ in foreign_keys] == [
+        "bad_case_review",
+        "case_search",
+        "tool_invocation",
+    ]
     assert ("tool_invocation", "fk_tool_invocation_session") in foreign_keys

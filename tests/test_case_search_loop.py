@@ -160,7 +160,7 @@ def test_a_useful_answer_found_again_raises_a_later_sessions_evidence_score(serv
 
     # The same question again (a case's title is its question's first 100 characters).
     exact = _session_with_search(base, key, "exact", question)
-    similar = _session_with_search(base, key, "similar", "订单库锁等待超时，长事务把行锁占住了")
+    similar = _session_with_search(base, key, "similar", "下单锁等待超时，长事务一直持有行锁")
     assert exact["matchLevel"] == "L0" and exact["hits"][0]["caseId"] == case_id
     assert similar["matchLevel"] == "L1" and similar["hits"][0]["caseId"] == case_id
 

@@ -43,7 +43,7 @@ EXPECTED = {
         "diagnosis_id": ("varchar(64)", "YES", "UNI"),
         "source_type": ("varchar(16)", "NO", "MUL"),  # the admin's source-type filter
         "fault_category": ("varchar(64)", "NO", "MUL"),
-        "error_code": ("varchar(64)", "YES", ""),
+        "error_code": ("varchar(64)", "YES", "MUL"),  # case search's exact path
         "title": ("varchar(255)", "NO", ""),
         "root_cause": ("longtext", "NO", ""),
         "solution": ("longtext", "NO", ""),

@@ -27,7 +27,7 @@ from tests.bench import procs
 
 DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/diagnosis_bench"
 RESULTS = procs.ROOT / "bench-results"
-STEPS = ("load", "scoring", "rescore", "admin")
+STEPS = ("load", "scoring", "rescore", "admin", "search")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
     parser.add_argument("--drain-variants", help="semicolon-separated; default: the scale's")
+    parser.add_argument(
+        "--search-cases",
+        type=int,
+        help="case library size for the search step (default 10,000 at small, else 100,000)",
+    )
     parser.add_argument("--allow-any-database", action="store_true")
     options = parser.parse_args(argv)
     options.only = {step.strip() for step in options.only.split(",") if step.strip()}
@@ -479,6 +484,21 @@ class Benchmark:
             "at_10k": self.results.get("reference_10k", {}).get("admin", []),
         }
 
+    # --- search -----------------------------------------------------------------------
+
+    def search(self) -> None:
+        from tests.bench import search
+
+        cases = self.options.search_cases or (10_000 if self.scale.name == "small" else 100_000)
+        log(f"case search at {cases:,} cases")
+        self.results["search"] = search.run(
+            env=self.env,
+            logs=self.logs,
+            cases=cases,
+            seconds=self.options.seconds or self.scale.load_seconds,
+            rounds=self.options.rounds or self.scale.rounds,
+        )
+
     # --- all --------------------------------------------------------------------------
 
     def run(self) -> Path:
@@ -510,6 +530,8 @@ class Benchmark:
                 self.rescore()
             if "admin" in self.options.only:
                 self.admin()
+            if "search" in self.options.only:
+                self.search()
         finally:
             if previous is not None and previous != wanted:
                 set_buffer_pool(previous)

@@ -1,0 +1,422 @@
+"""Case search benchmark: `POST /api/cases/search` against a bare bm25s query of the same
+index, in one run; index build time and RSS at a given library size.
+
+    python -m tests.bench.search --cases 100000            # build, load, compare
+    python -m tests.bench.search --cases 1000000 --build-only
+
+Also the `search` step of `python -m tests.bench.run`. The library is topped up to the
+asked size with cases made from the demo generator's questions and answers (as `useful`
+would make them, some with an error code), marked `created_by='bench-search'` so a rerun
+reuses them. The database name must contain "bench".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from tests.bench import procs
+
+BENCH_USER = "bench-search"
+FLOOR_PREFIX = "bsearch-floor-"
+FLOOR_WIDTH = 6
+FLOOR_SESSIONS = 2_000
+INSERT_BATCH = 5_000
+BARE_REPEATS = 20
+LUA = Path(__file__).resolve().parent / "wrk" / "search.lua"
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# --- the library ---------------------------------------------------------------------
+
+
+def top_up(cases: int) -> int:
+    """Add generated cases until the library holds `cases`; returns how many were added."""
+    from django.db import connection
+
+    from caselibrary.error_codes import find_error_codes
+    from caselibrary.models import CaseLibrary
+    from diagnosis.demo_data import demo_sessions
+
+    have = CaseLibrary.objects.count()
+    missing = cases - have
+    if missing <= 0:
+        return 0
+    log(f"adding {missing:,} generated cases to the {have:,} there are")
+    sql = (
+        "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, "
+        "error_code, title, root_cause, solution, created_by, updated_by, created_at, "
+        "updated_at) VALUES (%s, NULL, 'AUTO', 'GENERAL', %s, %s, %s, %s, %s, %s, NOW(6), "
+        "NOW(6))"
+    )
+    added, chunk = 0, 0
+    while added < missing:
+        rows = []
+        # Each chunk its own seed: another 10,000 questions and answers, other numbers,
+        # hosts and services in them, as a growing library has.
+        for session in demo_sessions(10_000, seed=20_261_203 + have + chunk):
+            if not session.answer or added + len(rows) >= missing:
+                continue
+            codes = find_error_codes(session.answer)
+            rows.append(
+                (
+                    str(uuid.uuid4()),
+                    codes[0][:64] if codes and len(rows) % 3 == 0 else None,
+                    session.query[:100],
+                    session.answer,
+                    session.answer,
+                    BENCH_USER,
+                    BENCH_USER,
+                )
+            )
+        chunk += 1
+        with connection.cursor() as cursor:
+            for start in range(0, len(rows), INSERT_BATCH):
+                cursor.executemany(sql, rows[start : start + INSERT_BATCH])
+        added += len(rows)
+        log(f"  {have + added:,} cases")
+    return added
+
+
+def floor_sessions() -> None:
+    from diagnosis.models import DiagnosisSession
+
+    if DiagnosisSession.objects.filter(session_id__startswith=FLOOR_PREFIX).exists():
+        return
+    DiagnosisSession.objects.bulk_create(
+        [
+            DiagnosisSession(
+                session_id=f"{FLOOR_PREFIX}{n:0{FLOOR_WIDTH}d}", query="floor", status="RUNNING"
+            )
+            for n in range(FLOOR_SESSIONS)
+        ],
+        batch_size=1000,
+    )
+
+
+def queries() -> list[str]:
+    """The labelled quality set's questions (exact codes, paraphrases, no-answer ones)."""
+    from tests.search_quality.evaluate import load_queries
+
+    return [item["query"] for item in load_queries()]
+
+
+# --- measurements ----------------------------------------------------------------------
+
+
+def build(*, env: dict[str, str], index_dir: Path, log_path: Path) -> dict[str, Any]:
+    """Build the index in a process of its own: its time and peak RSS."""
+    status, seconds, peak_kb = procs.run_measured(
+        procs.python("manage.py", "case_index", "--build"),
+        env={**env, "CASE_INDEX_DIR": str(index_dir)},
+        log=log_path,
+    )
+    if status != 0:
+        raise RuntimeError(f"index build failed; see {log_path}")
+    from caselibrary.search_index import current_version
+
+    version = current_version(index_dir)
+    size = sum(p.stat().st_size for p in (index_dir / version).iterdir())
+    return {
+        "seconds": round(seconds, 1),
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "index_mb": round(size / 1024 / 1024, 1),
+        "version": version,
+    }
+
+
+def serving_rss(*, env: dict[str, str], index_dir: Path, log_path: Path) -> dict[str, Any]:
+    """A process that maps the index and answers every quality query: its peak RSS."""
+    status, seconds, peak_kb = procs.run_measured(
+        procs.python("-m", "tests.bench.search", "--answer-queries"),
+        env={**env, "CASE_INDEX_DIR": str(index_dir)},
+        log=log_path,
+    )
+    if status != 0:
+        raise RuntimeError(f"serving probe failed; see {log_path}")
+    return {"peak_rss_mb": round(peak_kb / 1024, 1), "seconds": round(seconds, 1)}
+
+
+def bare(index_dir: Path, texts: list[str]) -> dict[str, Any]:
+    """bm25s alone on the same index: the terms made once up front, then only the
+    scoring (`get_scores_from_ids`) and the top-k selection are timed."""
+    import numpy as np
+
+    from caselibrary.search_index import CaseIndex, current_version
+    from caselibrary.search_text import tokenize
+
+    index = CaseIndex(index_dir / current_version(index_dir))
+    retriever = index.retriever
+    prepared = [retriever.get_tokens_ids(list(dict.fromkeys(tokenize(t)))) for t in texts]
+    prepared = [ids for ids in prepared if ids]
+    samples = []
+    for _ in range(BARE_REPEATS):
+        for ids in prepared:
+            started = time.perf_counter()
+            scores = retriever.get_scores_from_ids(ids)
+            top = np.argpartition(-scores, 10)[:10]
+            scores[top].argsort()
+            samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    return {
+        "queries": len(prepared),
+        "samples": len(samples),
+        "p50_ms": round(statistics.median(samples), 3),
+        "p99_ms": round(samples[int(len(samples) * 0.99) - 1], 3),
+    }
+
+
+def load(
+    *,
+    env: dict[str, str],
+    index_dir: Path,
+    logs: Path,
+    seconds: float,
+    rounds: int,
+    workers: int = 2,
+    connections: int = 16,
+) -> dict[str, Any]:
+    """wrk on POST /api/cases/search, each round between two runs of the floor."""
+    from diagnosis.models import ApiKey
+    from tests.bench import load as wrk_load
+
+    ApiKey.objects.filter(name="bench-search").delete()
+    _, key = ApiKey.objects.create_key(name="bench-search", scope="agent")
+    bodies = logs / "search-bodies.txt"
+    bodies.write_text(
+        "".join(json.dumps({"query": q, "limit": 5}, ensure_ascii=False) + "\n" for q in queries())
+    )
+    search_spec = wrk_load.LoadSpec(
+        "case_search", "search.lua", "", 1, 1, unique=False, extra={"BODIES": str(bodies)}
+    )
+    floor_spec = wrk_load.LoadSpec(
+        "floor", "floor.lua", FLOOR_PREFIX, FLOOR_WIDTH, FLOOR_SESSIONS, unique=False
+    )
+    runs: dict[str, list[dict[str, Any]]] = {"case_search": [], "floor": []}
+    with procs.gunicorn(
+        env={**env, "CASE_INDEX_DIR": str(index_dir)},
+        workers=workers,
+        log=logs / "gunicorn-search.log",
+    ) as server:
+
+        def run(spec: Any, run_seconds: float) -> dict[str, Any]:
+            result = wrk_load.run_wrk(
+                spec,
+                url=server.url,
+                key=key,
+                seconds=run_seconds,
+                threads=2,
+                connections=connections,
+                nonce=uuid.uuid4().hex[:8],
+                log=logs / "wrk-search.log",
+            )
+            data = {**asdict(result), "valid": result.valid}
+            log(
+                f"  {spec.name:12} {result.rps:8,.0f} rps  p50 {result.p50_ms:6.1f} ms  "
+                f"p99 {result.p99_ms:6.1f} ms" + ("" if result.valid else "  INVALID")
+            )
+            return data
+
+        run(search_spec, 1)  # warm-up: every worker maps the index
+        runs["floor"].append(run(floor_spec, seconds))
+        for _ in range(rounds):
+            runs["case_search"].append(run(search_spec, seconds))
+            runs["floor"].append(run(floor_spec, seconds))
+        peaks = [procs.peak_rss_kb(pid) for pid in server.workers()]
+
+    def summary(collected: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "rps": round(statistics.mean(r["rps"] for r in collected), 1),
+            "p50_ms": round(statistics.median(r["p50_ms"] for r in collected), 2),
+            "p99_ms": round(statistics.median(r["p99_ms"] for r in collected), 2),
+            "valid": all(r["valid"] for r in collected),
+        }
+
+    return {
+        "case_search": summary(runs["case_search"]),
+        "floor": summary(runs["floor"]),
+        "runs": runs,
+        "web_worker_peak_rss_mb": [round(kb / 1024, 1) for kb in peaks if kb],
+    }
+
+
+def run(
+    *,
+    env: dict[str, str],
+    logs: Path,
+    cases: int,
+    seconds: float,
+    rounds: int,
+    build_only: bool = False,
+) -> dict[str, Any]:
+    """Everything above at one library size."""
+    from caselibrary.models import CaseLibrary
+
+    added = top_up(cases)
+    floor_sessions()
+    index_dir = logs / "case-index"
+    log(f"building the case index ({CaseLibrary.objects.count():,} cases)")
+    built = build(env=env, index_dir=index_dir, log_path=logs / "case-index-build.log")
+    total = CaseLibrary.objects.count()
+    log(
+        f"  {built['seconds']} s, peak RSS {built['peak_rss_mb']} MB, "
+        f"{built['index_mb']} MB on disk"
+    )
+    served = serving_rss(env=env, index_dir=index_dir, log_path=logs / "case-index-serve.log")
+    log(f"  a process answering queries from it: peak RSS {served['peak_rss_mb']} MB")
+    result: dict[str, Any] = {
+        "cases": total,
+        "added": added,
+        "build": built,
+        "build_cases_per_second": round(total / built["seconds"], 1) if built["seconds"] else None,
+        "serving": served,
+    }
+    if build_only:
+        return result
+    result["bare"] = bare(index_dir, queries())
+    log(f"  bare bm25s: p50 {result['bare']['p50_ms']} ms, p99 {result['bare']['p99_ms']} ms")
+    result["load"] = load(env=env, index_dir=index_dir, logs=logs, seconds=seconds, rounds=rounds)
+    search, floor = result["load"]["case_search"], result["load"]["floor"]
+    limit = 3 * result["bare"]["p50_ms"] + floor["p50_ms"]
+    result["target_p50_ms"] = round(limit, 2)
+    result["ratio_p50"] = round(search["p50_ms"] / limit, 3) if limit else None
+    return result
+
+
+# --- the report -------------------------------------------------------------------------
+
+
+def rows(search: dict[str, Any] | None, check: Any) -> list[Any]:
+    """Table rows for report.py (`check(key, ratio, limit, at_most=...)` gives pass/miss)."""
+    from tests.bench.report import Row
+
+    if not search:
+        return []
+    out = []
+    built = search["build"]
+    out.append(
+        Row(
+            f"case index build ({search['cases']:,} cases)",
+            f"{built['seconds']} s ({search['build_cases_per_second']:,.0f} cases/s), "
+            f"{built['index_mb']} MB on disk",
+            "",
+            "",
+            "",
+            "",
+        )
+    )
+    out.append(
+        Row(
+            f"  build peak RSS ({search['cases']:,} cases)",
+            f"{built['peak_rss_mb']} MB",
+            "",
+            "",
+            "<= 1 GB at 1M" if search["cases"] >= 1_000_000 else "",
+            check("case_index_build_rss", built["peak_rss_mb"], 1024, at_most=True)
+            if search["cases"] >= 1_000_000
+            else "",
+        )
+    )
+    out.append(
+        Row(
+            f"  serving RSS ({search['cases']:,} cases)",
+            f"{search['serving']['peak_rss_mb']} MB",
+            "a process that maps the index and answers queries",
+            "",
+            "<= 1 GB at 1M" if search["cases"] >= 1_000_000 else "",
+            check("case_index_serving_rss", search["serving"]["peak_rss_mb"], 1024, at_most=True)
+            if search["cases"] >= 1_000_000
+            else "",
+        )
+    )
+    if "load" in search:
+        s, f, b = search["load"]["case_search"], search["load"]["floor"], search["bare"]
+        out.append(
+            Row(
+                "POST /api/cases/search" + ("" if s["valid"] else " INVALID"),
+                f"{s['rps']:,.0f} rps, p50 {s['p50_ms']:.1f} / p99 {s['p99_ms']:.1f} ms",
+                f"bare bm25s p50 {b['p50_ms']:.2f} / p99 {b['p99_ms']:.2f} ms; "
+                f"floor p50 {f['p50_ms']:.1f} ms",
+                f"{search['ratio_p50']:.2f} x (3 x bare + floor) p50",
+                "<= 1 x",
+                check("case_search_p50", search["ratio_p50"], 1.0, at_most=True),
+            )
+        )
+        peaks = search["load"]["web_worker_peak_rss_mb"]
+        out.append(Row("  web worker peak RSS after search load", f"{max(peaks, default=0)} MB"))
+    return out
+
+
+# --- command line ----------------------------------------------------------------------
+
+
+def _answer_queries() -> None:
+    """The serving probe: map the current index and answer every quality question."""
+    import django
+
+    django.setup()
+    from caselibrary.selectors import cases_find
+
+    for text in queries():
+        cases_find(query=text, limit=5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.search", description=__doc__)
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--seconds", type=float, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--answer-queries", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--allow-any-database", action="store_true")
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if options.answer_queries:
+        _answer_queries()
+        return 0
+    from tests.bench import run as bench_run
+
+    procs.install_handlers()
+    bench_run.setup_django(options)
+    logs = bench_run.RESULTS / "logs" / f"search-{time.strftime('%Y%m%dT%H%M%S')}"
+    logs.mkdir(parents=True, exist_ok=True)
+    try:
+        result = run(
+            env=bench_run.child_env(),
+            logs=logs,
+            cases=options.cases,
+            seconds=options.seconds,
+            rounds=options.rounds,
+            build_only=options.build_only,
+        )
+    finally:
+        procs.stop_all()
+    from tests.bench import report
+
+    summary: dict[str, Any] = {}
+
+    def check(key: str, ratio: float | None, limit: float, *, at_most: bool) -> str:
+        ok = None if ratio is None else (ratio <= limit if at_most else ratio >= limit)
+        summary[key] = {"ratio": ratio, "limit": limit, "ok": ok}
+        return report.verdict(ok)
+
+    print(report.render(rows(result, check)))
+    path = bench_run.RESULTS / f"search-{options.cases}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    report.write_json({"search": result, "targets": summary, "machine": report.machine()}, path)
+    print(f"\nJSON: {path.relative_to(procs.ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.exit(main())
