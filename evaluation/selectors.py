@@ -8,7 +8,11 @@ table and column names are the original schema's, fixed by contract.
 from collections.abc import Collection
 
 from django.db import connection
+from django.db.models import Q
+from django.db.models.functions import Substr
 
+from diagnosis.models import DiagnosisSession, ToolInvocation
+from evaluation.opinion.base import OpinionSubject, ToolFact
 from evaluation.rules import InvocationFacts
 
 NO_FACTS = InvocationFacts(total=0, successful=0, retrieval=0, l0_hits=0, l1_hits=0)
@@ -71,3 +75,57 @@ def invocation_facts_by_session(*, session_ids: Collection[str]) -> dict[str, In
                 found = distinct[counts] = _facts(counts)
             facts[row[0]] = found
     return facts
+
+
+# --- Opinions -------------------------------------------------------------------------
+
+# What an opinion reads of a session, bounded in SQL so a huge answer or a session with
+# thousands of calls costs a bounded transfer: the providers read no more than this.
+OPINION_ANSWER_CHARS = 100_000
+OPINION_QUESTION_CHARS = 4_000
+OPINION_TOOL_TEXT_CHARS = 4_000
+OPINION_TOOLS_PER_SESSION = 200
+
+
+def opinion_subjects(
+    *, session_ids: Collection[str], only_missing: bool = False
+) -> dict[str, OpinionSubject]:
+    """Question, answer and tool facts of the scored sessions among `session_ids`.
+
+    Sessions not scored yet (or unknown) are left out: an opinion sits beside a rule
+    score. With `only_missing`, so are those that already have an opinion.
+    """
+    ids = list(dict.fromkeys(session_ids))
+    if not ids:
+        return {}
+    sessions = DiagnosisSession.objects.filter(session_id__in=ids, self_evaluation__isnull=False)
+    if only_missing:
+        sessions = sessions.filter(~Q(self_evaluation__has_key="llm_opinion"))
+    rows = sessions.values_list(
+        "session_id",
+        Substr("query", 1, OPINION_QUESTION_CHARS),
+        Substr("answer", 1, OPINION_ANSWER_CHARS),
+    )
+    found = {sid: (query or "", answer or "") for sid, query, answer in rows}
+    tools: dict[str, list[ToolFact]] = {sid: [] for sid in found}
+    if found:
+        calls = (
+            ToolInvocation.objects.filter(session_id__in=list(found))
+            .order_by("session_id", "id")
+            .values_list(
+                "session_id",
+                "tool_name",
+                "status",
+                "match_level",
+                Substr("query", 1, OPINION_TOOL_TEXT_CHARS),
+                Substr("error_message", 1, OPINION_TOOL_TEXT_CHARS),
+            )
+        )
+        for sid, name, status, level, query, error in calls:
+            facts = tools[sid]
+            if len(facts) < OPINION_TOOLS_PER_SESSION:
+                facts.append(ToolFact(name, status, level, query or "", error or ""))
+    return {
+        sid: OpinionSubject(query=query, answer=answer, tools=tuple(tools[sid]))
+        for sid, (query, answer) in found.items()
+    }
