@@ -306,6 +306,7 @@ LOGGING = {
         # never a place for request headers (the API key).
         "openai": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
     },
 }

@@ -55,7 +55,15 @@ def opinion_enqueue(*, session_id: str) -> None:
     (OPINION_TIMEOUT, OPINION_MAX_RETRIES) can outlast the scoring's Q_TIMEOUT, and
     evaluation/checks.py makes sure they fit in this.
     """
-    enqueue_on_commit(OPINION_TASK, session_id, group=OPINION_GROUP, timeout=opinion_task_timeout())
+    # robust: the score is written whatever happens to its opinion (a broker hiccup
+    # here must not fail, and so redo, the scoring task).
+    enqueue_on_commit(
+        OPINION_TASK,
+        session_id,
+        group=OPINION_GROUP,
+        timeout=opinion_task_timeout(),
+        robust=True,
+    )
 
 
 def opinion_task_timeout() -> int:

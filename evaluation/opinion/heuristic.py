@@ -136,12 +136,14 @@ class HeuristicProvider:
     version = VERSION
 
     def form(self, subject: OpinionSubject) -> list[OpinionFactor]:
-        answer = _clean(subject.answer[:TEXT_LIMIT])
+        raw = subject.answer[:TEXT_LIMIT]
+        answer = _clean(raw)
         if not answer.strip():
             return _blank_answer()
         question = _clean(subject.query[:FACT_TEXT_LIMIT])
         tools = list(subject.tools)
-        steps = _steps(answer)
+        # Steps are counted before and after NFKC: it turns "①" into a bare "1".
+        steps = max(_steps(raw), _steps(answer))
         return [
             _root_cause(answer),
             _solution(answer, steps),
@@ -218,6 +220,7 @@ def _tool_names(name: str) -> Iterator[str]:
     if len(words) >= 2:
         # "QueryInternalDocs" -> "internal docs" (the leading verb says little).
         tail = words[1:] if words[0].casefold() in {"query", "get", "search", "fetch"} else words
+        yield "".join(tail).casefold()
         yield " ".join(tail).casefold()
 
 

@@ -98,6 +98,9 @@ class OpenAIProvider:
         except openai.APIError as exc:
             # The client's message names the status and the server's error, never the key.
             raise OpinionError(f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+        except ValueError as exc:
+            # The client decodes the HTTP body itself; a proxy's HTML page ends here.
+            raise OpinionMalformed(f"the endpoint's reply is not JSON: {exc}") from exc
         return factors_from_completion(completion)
 
 
