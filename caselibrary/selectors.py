@@ -4,6 +4,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -143,8 +144,16 @@ _ACCURACY = """
 """
 
 
+ACCURACY_CACHE_SECONDS = 60
+
+
 def case_structuring_accuracy() -> StructuringAccuracy:
-    """One aggregate over the proposals and their cases."""
+    """One aggregate over the proposals and their cases, cached for a minute (the
+    overview page is opened often; the numbers move slowly)."""
+    return cache.get_or_set("case-structuring-accuracy", _accuracy, ACCURACY_CACHE_SECONDS)
+
+
+def _accuracy() -> StructuringAccuracy:
     with connection.cursor() as cursor:
         cursor.execute(_ACCURACY, [SYSTEM_USER, SYSTEM_USER, SYSTEM_USER, SourceType.AUTO.value])
         proposed, reviewed, category_kept, code_kept = (int(v or 0) for v in cursor.fetchone())
