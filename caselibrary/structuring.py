@@ -39,46 +39,58 @@ def parse_keywords(text: str) -> list[str]:
     """Keywords as operators write them: separated by commas (, ，、), semicolons or lines."""
     seen: dict[str, None] = {}
     for word in re.split(r"[,，、;；\n]+", text or ""):
-        word = " ".join(word.split())
+        word = " ".join(word.split()).casefold()
         if word:
-            seen.setdefault(word.casefold(), None)
+            seen.setdefault(word, None)
     return list(seen)
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _first_position(text: str, word: str) -> int:
+    """Where `word` first occurs in `text` (both case-folded), or -1.
+
+    An ASCII word must stand alone (no ASCII letter, digit or _ on either side); CJK text
+    has no spaces to stand between, so any occurrence counts. str.find, not a regular
+    expression: an alternation of a hundred keywords costs ten times as much.
+    """
+    start = text.find(word)
+    if not word.isascii():
+        return start
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else ""
+        after = text[end] if end < len(text) else ""
+        if not (before and _is_word_char(before)) and not (after and _is_word_char(after)):
+            return start
+        start = text.find(word, start + 1)
+    return -1
 
 
 @dataclass(frozen=True)
 class Taxonomy:
-    """The categories' keywords, compiled once: (code, pattern) in code order."""
+    """The categories' keywords, case-folded: (code, keywords) in code order."""
 
-    patterns: tuple[tuple[str, re.Pattern[str]], ...]
+    categories: tuple[tuple[str, tuple[str, ...]], ...]
 
     @classmethod
     def build(cls, categories: Iterable[tuple[str, str]]) -> Taxonomy:
-        compiled = []
+        built = []
         for code, keywords in sorted(categories):
-            words = parse_keywords(keywords)
-            if not words:
-                continue
-            parts = []
-            for word in sorted(words, key=len, reverse=True):
-                escaped = re.escape(word)
-                # ASCII words stand alone; CJK text has no spaces to stand between.
-                if word.isascii():
-                    escaped = rf"(?<![0-9a-z_]){escaped}(?![0-9a-z_])"
-                parts.append(escaped)
-            compiled.append((code, re.compile("|".join(parts), re.IGNORECASE)))
-        return cls(patterns=tuple(compiled))
+            words = tuple(parse_keywords(keywords))
+            if words:
+                built.append((code, words))
+        return cls(categories=tuple(built))
 
     def category(self, text: str, *, default: str) -> str:
-        best: tuple[int, int, str] | None = None  # (-distinct hits, first position, code)
-        for code, pattern in self.patterns:
-            hits: set[str] = set()
-            first = -1
-            for match in pattern.finditer(text):
-                if first < 0:
-                    first = match.start()
-                hits.add(match.group().casefold())
-            if hits:
-                candidate = (-len(hits), first, code)
+        folded = text.casefold()
+        best: tuple[int, int, str] | None = None  # (-keywords found, first position, code)
+        for code, words in self.categories:
+            positions = [p for p in (_first_position(folded, w) for w in words) if p >= 0]
+            if positions:
+                candidate = (-len(positions), min(positions), code)
                 if best is None or candidate < best:
                     best = candidate
         return best[2] if best else default
@@ -87,7 +99,9 @@ class Taxonomy:
 def propose(*, query: str, answer: str, taxonomy: Taxonomy, default_category: str) -> Proposal:
     query = (query or "")[:QUESTION_CHARS]
     answer = (answer or "")[:ANSWER_CHARS]
-    codes = find_error_codes(query) or find_error_codes(answer)
+    # One pass over both: codes come in order of appearance, so the first is the
+    # question's when it has one.
+    codes = find_error_codes(f"{query}\n{answer}")
     code = codes[0][:ERROR_CODE_MAX_LENGTH] if codes else None
     category = taxonomy.category(f"{query}\n{answer}", default=default_category)
     return Proposal(fault_category=category, error_code=code)
