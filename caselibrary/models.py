@@ -96,9 +96,13 @@ class CaseStructuring(models.Model):
     the proposal is kept. A table of its own: case_library mirrors an adopted schema.
     """
 
+    # No foreign key in the database: case_library may be written by the system it was
+    # adopted from (rows deleted there must not fail on this table). The ORM still
+    # deletes the proposal with its case; one orphaned elsewhere is left out by the join.
     case = models.OneToOneField(
         CaseLibrary,
         on_delete=models.CASCADE,
+        db_constraint=False,
         primary_key=True,
         db_column="case_id",
         related_name="structuring",

@@ -58,7 +58,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='CaseStructuring',
             fields=[
-                ('case', models.OneToOneField(db_column='case_id', on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='structuring', serialize=False, to='caselibrary.caselibrary', verbose_name='case')),
+                ('case', models.OneToOneField(db_column='case_id', db_constraint=False, on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='structuring', serialize=False, to='caselibrary.caselibrary', verbose_name='case')),
                 ('proposed_category', models.CharField(max_length=64, verbose_name='proposed fault category')),
                 ('proposed_error_code', models.CharField(blank=True, max_length=64, null=True, verbose_name='proposed error code')),
                 ('method', models.CharField(max_length=32, verbose_name='method')),
