@@ -2,10 +2,12 @@
 
 drain: completions enqueued with no worker running, then a 2-worker cluster started with
 OPINION_PROVIDER=heuristic; each scoring task enqueues its opinion task, so the cluster
-drains both. The rate of opinions is read from the rows: `llm_opinion.created_at` (the
-provider's clock when it formed the opinion), first to last; the rule scores of the same
-run from `updated_at`, as in the scoring step, which measures the rule-only drain (with
-opinions off) in the same run for comparison.
+drains both. Read from the rows: `llm_opinion.created_at` (the provider's clock when it
+formed the opinion) and the scores' `updated_at`. The headline is end to end, first
+score written to last opinion written: sessions scored and judged per second, against
+the rule-only drain (opinions off) that the scoring step measures in the same run.
+Opinion tasks queue behind the scoring tasks still waiting, so the opinions' own span
+(first to last opinion) is shorter and is reported beside it.
 
 set-based: `manage.py rescore --opinion --all` (two reads and one UPDATE per batch of
 1,000), its own clock.
@@ -36,6 +38,9 @@ class OpinionDrain:
     opinions_per_second: float
     rule_span_seconds: float
     rules_per_second: float
+    # First rule write to last opinion: sessions both scored and judged, per second.
+    end_to_end_seconds: float
+    end_to_end_per_second: float
     complete: bool
 
 
@@ -51,6 +56,17 @@ def _opinion_times(pool: Pool, start: int, count: int) -> list[datetime]:
             [low, high],
         )
         return sorted(datetime.fromisoformat(row[0]) for row in cursor.fetchall())
+
+
+def _first_rule_write(pool: Pool, start: int, count: int) -> datetime:
+    from django.db.models import Min
+
+    from diagnosis.models import DiagnosisSession
+
+    low, high = pool.session_id(start), pool.session_id(start + count - 1)
+    return DiagnosisSession.objects.filter(
+        session_id__range=(low, high), self_evaluation__isnull=False
+    ).aggregate(first=Min("updated_at"))["first"]
 
 
 def drain(
@@ -76,6 +92,9 @@ def drain(
     span = (times[-1] - times[0]).total_seconds() if len(times) > 1 else 0.0
     scored = runner._scored(start, count)
     rule_span = runner._write_span(start, count) if scored else 0.0
+    end_to_end = (
+        (times[-1] - _first_rule_write(pool, start, count)).total_seconds() if times else 0.0
+    )
     return OpinionDrain(
         count=count,
         opinions=len(times),
@@ -84,6 +103,8 @@ def drain(
         opinions_per_second=round(len(times) / span, 1) if span else 0.0,
         rule_span_seconds=round(rule_span, 2),
         rules_per_second=round(scored / rule_span, 1) if rule_span else 0.0,
+        end_to_end_seconds=round(end_to_end, 2),
+        end_to_end_per_second=round(len(times) / end_to_end, 1) if end_to_end else 0.0,
         complete=complete,
     )
 

@@ -260,11 +260,13 @@ def _opinion_rows(results: dict[str, Any]) -> list[Row]:
         rows.append(
             Row(
                 "opinion drain: heuristic, orm" + ("" if drain["complete"] else " INCOMPLETE"),
-                f"{drain['opinions_per_second']:,.0f} sessions/s ({drain['opinions']:,} in "
-                f"{drain['opinion_span_seconds']:.1f} s); rule scores of the same run "
-                f"{drain['rules_per_second']:,.0f}/s",
+                f"{drain['end_to_end_per_second']:,.0f} sessions/s scored and judged "
+                f"({drain['opinions']:,} in {drain['end_to_end_seconds']:.1f} s; the "
+                f"opinions alone {drain['opinions_per_second']:,.0f}/s)",
                 f"rule-only drain {rule_only:,.0f}/s" if rule_only else "",
-                f"{drain['opinions_per_second'] / rule_only:.2f} x rule drain" if rule_only else "",
+                f"{drain['end_to_end_per_second'] / rule_only:.2f} x rule drain"
+                if rule_only
+                else "",
             )
         )
     set_based = opinion.get("set_based")
