@@ -369,8 +369,8 @@ def _reuse(obj: CaseLibrary, name: str) -> Any:
 
 @admin.register(FaultCategory)
 class FaultCategoryAdmin(admin.ModelAdmin):
-    list_display = ("code", "name", "description")
-    search_fields = ("code", "name")
+    list_display = ("code", "name", "description", "keywords")
+    search_fields = ("code", "name", "keywords")
     actions = None
 
     def get_readonly_fields(self, request: HttpRequest, obj: FaultCategory | None = None) -> tuple:
@@ -383,7 +383,9 @@ class FaultCategoryAdmin(admin.ModelAdmin):
         return super().has_delete_permission(request, obj)
 
     def save_model(self, request: HttpRequest, obj: FaultCategory, form: Any, change: bool) -> None:
-        fault_category_save(code=obj.code, name=obj.name, description=obj.description)
+        fault_category_save(
+            code=obj.code, name=obj.name, description=obj.description, keywords=obj.keywords
+        )
 
     def delete_model(self, request: HttpRequest, obj: FaultCategory) -> None:
         fault_category_delete(code=obj.code)

@@ -68,6 +68,18 @@ class FaultCategory(models.Model):
     code = models.CharField(_("code"), max_length=64, primary_key=True)
     name = models.CharField(_("name"), max_length=128)
     description = models.TextField(_("description"), blank=True, default="")
+    # What puts an AUTO case in this category (caselibrary/structuring.py): words and
+    # phrases, Chinese or English, separated by commas or lines.
+    keywords = models.TextField(
+        _("keywords"),
+        blank=True,
+        default="",
+        help_text=_(
+            "Words that put a new automatic case in this category, separated by commas or "
+            "new lines, e.g. 慢查询, deadlock. The category with the most keywords found in "
+            "the question and answer wins; none found keeps GENERAL."
+        ),
+    )
 
     class Meta:
         db_table = "fault_category"
@@ -215,3 +227,38 @@ class CaseIndexState(models.Model):
 
     def __str__(self) -> str:
         return self.version or "not built"
+
+
+class CaseStructuring(models.Model):
+    """What the automatic structuring proposed for an AUTO case, kept beside it.
+
+    The case itself holds what operators make of it; comparing the two tells how often
+    the proposal is kept. A table of its own: case_library mirrors an adopted schema.
+    """
+
+    # No foreign key in the database: case_library may be written by the system it was
+    # adopted from (rows deleted there must not fail on this table). The ORM still
+    # deletes the proposal with its case; one orphaned elsewhere is left out by the join.
+    case = models.OneToOneField(
+        CaseLibrary,
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        primary_key=True,
+        db_column="case_id",
+        related_name="structuring",
+        verbose_name=_("case"),
+    )
+    proposed_category = models.CharField(_("proposed fault category"), max_length=64)
+    proposed_error_code = models.CharField(
+        _("proposed error code"), max_length=64, null=True, blank=True
+    )
+    method = models.CharField(_("method"), max_length=32)
+    proposed_at = models.DateTimeField(_("proposed at"))
+
+    class Meta:
+        db_table = "case_structuring"
+        verbose_name = _("case structuring")
+        verbose_name_plural = _("case structurings")
+
+    def __str__(self) -> str:
+        return f"{self.proposed_category} / {self.proposed_error_code or '-'}"

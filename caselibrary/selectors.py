@@ -1,21 +1,28 @@
 """Reads of the case library."""
 
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from caselibrary.models import (
     GENERAL_CATEGORY,
+    SYSTEM_USER,
     TITLE_FROM_QUERY_LENGTH,
     CaseIndexState,
     CaseLibrary,
     CaseSearch,
     FaultCategory,
+    SourceType,
 )
 from caselibrary.search_index import L0, L1, NONE, holder, query_codes
+from caselibrary.structuring import Taxonomy, taxonomy_of
 from config.api import NotFound
 from diagnosis.models import DiagnosisSession
 
@@ -215,3 +222,89 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
         "code_top3": counts["code_top3"] / with_code if with_code else 0.0,
         "checked_at": timezone.now().isoformat(),
     }
+
+
+# --- Structuring ----------------------------------------------------------------------
+
+# Seconds a process keeps the taxonomy's compiled keywords: `useful` reads no taxonomy
+# row per request, and a keyword edited in the admin applies within this time in every
+# process (at once in the process that saved it).
+TAXONOMY_CACHE_SECONDS = 60
+_taxonomy: tuple[float, Taxonomy] | None = None
+_taxonomy_lock = threading.Lock()
+
+
+def fault_category_taxonomy() -> Taxonomy:
+    """The categories' keywords, compiled, GENERAL left out (it is where no match lands)."""
+    global _taxonomy
+    cached = _taxonomy
+    if cached is not None and time.monotonic() - cached[0] < TAXONOMY_CACHE_SECONDS:
+        return cached[1]
+    with _taxonomy_lock:
+        rows = list(FaultCategory.objects.values_list("code", "keywords"))
+        taxonomy = taxonomy_of(rows, exclude=GENERAL_CATEGORY)
+        _taxonomy = (time.monotonic(), taxonomy)
+    return taxonomy
+
+
+def fault_category_taxonomy_forget() -> None:
+    global _taxonomy
+    _taxonomy = None
+
+
+@dataclass(frozen=True)
+class StructuringAccuracy:
+    """How often operators kept what the automatic structuring proposed.
+
+    Over AUTO cases with a recorded proposal that an operator has saved since
+    (`updated_by` is not `system`): `category_kept` of them still have the proposed
+    category, `code_kept` the proposed error code (both empty counts as kept; compared
+    trimmed and case-insensitively).
+    """
+
+    proposed: int
+    reviewed: int
+    category_kept: int
+    code_kept: int
+
+    @property
+    def category_rate(self) -> float | None:
+        return self.category_kept / self.reviewed if self.reviewed else None
+
+    @property
+    def code_rate(self) -> float | None:
+        return self.code_kept / self.reviewed if self.reviewed else None
+
+
+_ACCURACY = """
+    SELECT
+        COUNT(*),
+        COUNT(CASE WHEN c.updated_by <> %s THEN 1 END),
+        COUNT(CASE WHEN c.updated_by <> %s AND c.fault_category = s.proposed_category
+              THEN 1 END),
+        COUNT(CASE WHEN c.updated_by <> %s
+              AND UPPER(TRIM(COALESCE(c.error_code, ''))) =
+                  UPPER(TRIM(COALESCE(s.proposed_error_code, '')))
+              THEN 1 END)
+    FROM case_structuring s
+    JOIN case_library c ON c.case_id = s.case_id
+    WHERE c.source_type = %s
+"""
+
+
+ACCURACY_CACHE_SECONDS = 60
+
+
+def case_structuring_accuracy() -> StructuringAccuracy:
+    """One aggregate over the proposals and their cases, cached for a minute (the
+    overview page is opened often; the numbers move slowly)."""
+    return cache.get_or_set("case-structuring-accuracy", _accuracy, ACCURACY_CACHE_SECONDS)
+
+
+def _accuracy() -> StructuringAccuracy:
+    with connection.cursor() as cursor:
+        cursor.execute(_ACCURACY, [SYSTEM_USER, SYSTEM_USER, SYSTEM_USER, SourceType.AUTO.value])
+        proposed, reviewed, category_kept, code_kept = (int(v or 0) for v in cursor.fetchone())
+    return StructuringAccuracy(
+        proposed=proposed, reviewed=reviewed, category_kept=category_kept, code_kept=code_kept
+    )

@@ -19,6 +19,7 @@ from django.db.models import Case, F, Q, When
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from caselibrary import structuring
 from caselibrary.error_codes import normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
@@ -34,7 +35,13 @@ from caselibrary.models import (
 )
 from caselibrary.search_index import L0, L1, BuildResult, CaseText, build
 from caselibrary.search_text import text_key
-from caselibrary.selectors import CasesFound, cases_find, fault_category_in_use
+from caselibrary.selectors import (
+    CasesFound,
+    cases_find,
+    fault_category_in_use,
+    fault_category_taxonomy,
+    fault_category_taxonomy_forget,
+)
 from diagnosis.fields import new_uuid_string
 from diagnosis.models import (
     DiagnosisSession,
@@ -55,33 +62,56 @@ INDEXED_FIELDS = frozenset({"error_code", "title", "root_cause", "solution"})
 
 
 _COPY_FROM_SESSION = (
-    "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, title, "
-    "root_cause, solution, created_by, updated_by, created_at, updated_at) "
-    "SELECT %s, session_id, %s, %s, SUBSTR(query, 1, %s), answer, answer, %s, %s, %s, %s "
+    "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, "
+    "error_code, title, root_cause, solution, created_by, updated_by, created_at, updated_at) "
+    "SELECT %s, session_id, %s, %s, %s, SUBSTR(query, 1, %s), answer, answer, %s, %s, %s, %s "
     "FROM diagnosis_session WHERE session_id = %s "
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
+)
+# The opening of the question and answer, all the structuring reads.
+_TEXT_TO_STRUCTURE = (
+    "SELECT SUBSTR(query, 1, %s), SUBSTR(answer, 1, %s) FROM diagnosis_session "
+    "WHERE session_id = %s"
+)
+_RECORD_PROPOSAL = (
+    "INSERT INTO case_structuring (case_id, proposed_category, proposed_error_code, method, "
+    "proposed_at) VALUES (%s, %s, %s, %s, %s)"
 )
 
 
 def case_copy_from_session(*, session_id: str) -> str:
     """The session's case id, inserting its AUTO case first if it has none.
 
-    The case SPEC §4 lists (AUTO, GENERAL, the title the first 100 characters of the
-    question, root cause and solution the whole answer, made by `system`), copied inside
-    the database (SUBSTR counts characters as Python's slice does), so the question and
-    answer never travel to the process and back. For a caller holding the session's row
-    lock in its transaction (feedback does); a case inserted meanwhile by someone not
-    taking that lock is an IntegrityError for the caller to retry.
+    The case SPEC §4 lists (AUTO, the title the first 100 characters of the question,
+    root cause and solution the whole answer, made by `system`), with its error code and
+    fault category proposed by caselibrary/structuring.py from the opening of the
+    question and answer (GENERAL when no keyword matches), and the proposal recorded in
+    case_structuring. The answer itself is copied inside the database (SUBSTR counts
+    characters as Python's slice does): only its first ANSWER_CHARS travel to the
+    process, never back. For a caller holding the session's row lock in its transaction
+    (feedback does); a case inserted meanwhile by someone not taking that lock is an
+    IntegrityError for the caller to retry.
     """
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     case_id = new_uuid_string()
     with connection.cursor() as cursor:
         cursor.execute(
+            _TEXT_TO_STRUCTURE, [structuring.QUESTION_CHARS, structuring.ANSWER_CHARS, session_id]
+        )
+        text = cursor.fetchone()
+        proposal = structuring.propose(
+            query=text[0] if text else "",
+            answer=text[1] if text else "",
+            taxonomy=fault_category_taxonomy(),
+            default_category=GENERAL_CATEGORY,
+        )
+        cursor.execute(
             _COPY_FROM_SESSION,
             [
                 case_id,
                 SourceType.AUTO.value,
-                GENERAL_CATEGORY,
+                proposal.fault_category,
+                proposal.error_code,
                 TITLE_FROM_QUERY_LENGTH,
                 SYSTEM_USER,
                 SYSTEM_USER,
@@ -92,6 +122,16 @@ def case_copy_from_session(*, session_id: str) -> str:
             ],
         )
         if cursor.rowcount == 1:
+            cursor.execute(
+                _RECORD_PROPOSAL,
+                [
+                    case_id,
+                    proposal.fault_category,
+                    proposal.error_code,
+                    structuring.METHOD_VERSION,
+                    now,
+                ],
+            )
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -168,11 +208,18 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
     return deleted
 
 
-def fault_category_save(*, code: str, name: str, description: str = "") -> FaultCategory:
-    """Add a category to the taxonomy, or rename/redescribe one (its code is its key)."""
-    category = FaultCategory(code=code, name=name, description=description)
+def fault_category_save(
+    *, code: str, name: str, description: str = "", keywords: str = ""
+) -> FaultCategory:
+    """Add a category to the taxonomy, or rename/redescribe one (its code is its key).
+
+    Its keywords take effect for new AUTO cases at once in this process, and within
+    TAXONOMY_CACHE_SECONDS in the others.
+    """
+    category = FaultCategory(code=code, name=name, description=description, keywords=keywords)
     category.full_clean(validate_unique=False)
     category.save()
+    fault_category_taxonomy_forget()
     return category
 
 
@@ -184,6 +231,7 @@ def fault_category_delete(*, code: str) -> None:
             "move its cases to another category first."
         )
     FaultCategory.objects.filter(code=code).delete()
+    fault_category_taxonomy_forget()
 
 
 def _check_category(code: str) -> None:

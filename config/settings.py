@@ -255,6 +255,21 @@ if Q_REDIS_URL:
 else:
     Q_CLUSTER["orm"] = "default"
 
+# --- Opinion layer ---------------------------------------------------------
+
+# Which provider forms the opinion stored beside the rule score (self_evaluation.llm_opinion):
+# "heuristic" (embedded, no network), "openai" (an OpenAI-compatible endpoint) or "off".
+# Read as given; evaluation/checks.py reports nonsense through `manage.py check`.
+OPINION_PROVIDER = env_str("OPINION_PROVIDER", "heuristic").strip().lower()
+OPINION_BASE_URL = env_str("OPINION_BASE_URL")
+OPINION_MODEL = env_str("OPINION_MODEL")
+# A secret: never logged, never shown (not even by the provider's repr).
+OPINION_API_KEY = env_str("OPINION_API_KEY")
+OPINION_TIMEOUT = env_float("OPINION_TIMEOUT", 15.0)
+OPINION_MAX_RETRIES = env_int("OPINION_MAX_RETRIES", 2)
+# Calls to the openai provider per UTC day, counted in the database across processes.
+OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000)
+
 # --- Logging ----------------------------------------------------------------
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
@@ -287,6 +302,12 @@ LOGGING = {
         # django-q2 logs every enqueue and every processed task at INFO: thousands of lines
         # a minute under load. Failures are ERRORs and still get through.
         "django-q": {"level": env_str("Q_LOG_LEVEL", "WARNING")},
+        # The opinion provider's HTTP client logs each request at INFO/DEBUG: noise, and
+        # never a place for request headers (the API key).
+        "openai": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
     },
 }
 

@@ -187,6 +187,40 @@ class SessionAdminBase(EstimatedCountAdminMixin, admin.ModelAdmin):
             rows,
         )
 
+    @admin.display(description=_("opinion"))
+    def opinion_table(self, obj: DiagnosisSession) -> SafeString:
+        """The opinion's factors (self_evaluation.llm_opinion) beside the rule factors."""
+        opinion = (obj.self_evaluation or {}).get("llm_opinion")
+        if not isinstance(opinion, dict):
+            return format_html("<em>{}</em>", _("no opinion yet"))
+        factors = [f for f in opinion.get("factors") or [] if isinstance(f, dict)]
+        rows = format_html_join(
+            "",
+            '<tr><td><code>{}</code></td><td class="opinion-value">{}</td><td>{}</td></tr>',
+            ((f.get("name", ""), _yes_no(f.get("value")), f.get("rationale", "")) for f in factors),
+        )
+        return format_html(
+            '<table class="factors opinion"><caption>{} · {} · {} {} · {}</caption>'
+            "<thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{}</tbody></table>",
+            opinion.get("source", ""),
+            opinion.get("model", ""),
+            _("version"),
+            opinion.get("version", ""),
+            opinion.get("created_at", ""),
+            _("factor"),
+            _("value"),
+            _("rationale"),
+            rows,
+        )
+
+
+def _yes_no(value: Any) -> str:
+    if value is True:
+        return str(_("yes"))
+    if value is False:
+        return str(_("no"))
+    return ""
+
 
 def _signed(delta: Any) -> str:
     if isinstance(delta, int) and delta > 0:
@@ -268,7 +302,10 @@ class DiagnosisSessionAdmin(SessionAdminBase):
             },
         ),
         (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
-        (_("Evidence"), {"fields": ("score_detail", "factors_table", "case_searches_table")}),
+        (
+            _("Evidence"),
+            {"fields": ("score_detail", "factors_table", "opinion_table", "case_searches_table")},
+        ),
     )
     readonly_fields = (
         "session_id",
@@ -283,6 +320,7 @@ class DiagnosisSessionAdmin(SessionAdminBase):
         "answer_text",
         "score_detail",
         "factors_table",
+        "opinion_table",
         "case_searches_table",
     )
     inlines = (ToolInvocationInline,)

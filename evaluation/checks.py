@@ -43,3 +43,80 @@ def task_queue_not_inline(app_configs: Any = None, **kwargs: Any) -> list[CheckM
             id="evaluation.W001",
         )
     ]
+
+
+@register()
+def opinion_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The opinion layer's settings (OPINION_*): a mistake here is reported, never fatal.
+
+    Scoring goes on whatever these say; a bad provider setting only means no opinions.
+    """
+    from evaluation.services import PROVIDER_OPENAI, PROVIDERS
+
+    provider = settings.OPINION_PROVIDER
+    problems: list[CheckMessage] = []
+    if provider not in PROVIDERS:
+        problems.append(
+            Error(
+                f"OPINION_PROVIDER must be one of {', '.join(PROVIDERS)}, got {provider!r}.",
+                hint="heuristic is the embedded default; off forms no opinions.",
+                id="evaluation.E003",
+            )
+        )
+        return problems
+    if provider != PROVIDER_OPENAI:
+        return problems
+    for name in ("OPINION_BASE_URL", "OPINION_MODEL"):
+        if not getattr(settings, name):
+            problems.append(
+                Error(
+                    f"{name} must be set when OPINION_PROVIDER is openai.",
+                    hint="The OpenAI-compatible endpoint (…/v1) and the model to ask.",
+                    id="evaluation.E004",
+                )
+            )
+    base_url = settings.OPINION_BASE_URL
+    if base_url and not base_url.startswith(("http://", "https://")):
+        problems.append(
+            Error(
+                "OPINION_BASE_URL must be an http:// or https:// URL.",
+                id="evaluation.E005",
+            )
+        )
+    if settings.OPINION_DAILY_BUDGET <= 0:
+        problems.append(
+            Error(
+                "OPINION_DAILY_BUDGET must be a positive number of calls per day.",
+                hint="To stop paid calls, set OPINION_PROVIDER=heuristic or off.",
+                id="evaluation.E006",
+            )
+        )
+    if settings.OPINION_TIMEOUT <= 0 or settings.OPINION_MAX_RETRIES < 0:
+        problems.append(
+            Error(
+                "OPINION_TIMEOUT must be positive and OPINION_MAX_RETRIES not negative.",
+                id="evaluation.E007",
+            )
+        )
+    else:
+        from evaluation.tasks import opinion_task_timeout
+
+        worst = settings.OPINION_TIMEOUT * (settings.OPINION_MAX_RETRIES + 1)
+        if worst >= opinion_task_timeout():
+            problems.append(
+                Error(
+                    f"OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = {worst:g}s does not fit "
+                    f"in the opinion task's {opinion_task_timeout()}s (Q_RETRY - 1).",
+                    hint="The worker would kill the call midway; lower the timeout or retries.",
+                    id="evaluation.E008",
+                )
+            )
+    if not settings.OPINION_API_KEY:
+        problems.append(
+            Warning(
+                "OPINION_API_KEY is empty: requests go without a key.",
+                hint="Fine for a private endpoint that needs none.",
+                id="evaluation.W002",
+            )
+        )
+    return problems

@@ -9,6 +9,7 @@ from collections.abc import Collection
 
 from django.db import connection
 
+from evaluation.opinion.base import OpinionSubject, ToolFact
 from evaluation.rules import InvocationFacts
 
 NO_FACTS = InvocationFacts(total=0, successful=0, retrieval=0, l0_hits=0, l1_hits=0)
@@ -71,3 +72,65 @@ def invocation_facts_by_session(*, session_ids: Collection[str]) -> dict[str, In
                 found = distinct[counts] = _facts(counts)
             facts[row[0]] = found
     return facts
+
+
+# --- Opinions -------------------------------------------------------------------------
+
+# What an opinion reads of a session, bounded in SQL so a huge answer or a session with
+# thousands of calls costs a bounded transfer: the providers read no more than this.
+OPINION_ANSWER_CHARS = 100_000
+OPINION_QUESTION_CHARS = 4_000
+OPINION_TOOL_TEXT_CHARS = 4_000
+OPINION_TOOLS_PER_SESSION = 200
+
+
+# Hand-written, as the facts query above: the ORM's query building cost more than the
+# database took to answer (an opinion task spent two thirds of its time there).
+_OPINION_SESSIONS = """
+    SELECT session_id, SUBSTR(query, 1, %s), SUBSTR(answer, 1, %s)
+    FROM diagnosis_session
+    WHERE session_id IN ({placeholders}) AND self_evaluation IS NOT NULL {missing}
+"""
+_WITHOUT_OPINION = "AND JSON_EXTRACT(self_evaluation, '$.llm_opinion') IS NULL"
+_OPINION_TOOLS = """
+    SELECT session_id, tool_name, status, match_level, SUBSTR(query, 1, %s),
+           SUBSTR(error_message, 1, %s)
+    FROM tool_invocation
+    WHERE session_id IN ({placeholders})
+    ORDER BY session_id, id
+"""
+
+
+def opinion_subjects(
+    *, session_ids: Collection[str], only_missing: bool = False
+) -> dict[str, OpinionSubject]:
+    """Question, answer and tool facts of the scored sessions among `session_ids`.
+
+    Sessions not scored yet (or unknown) are left out: an opinion sits beside a rule
+    score. With `only_missing`, so are those that already have an opinion. Two queries,
+    however many sessions.
+    """
+    ids = list(dict.fromkeys(session_ids))
+    if not ids:
+        return {}
+    placeholders = ", ".join(["%s"] * len(ids))
+    sql = _OPINION_SESSIONS.format(
+        placeholders=placeholders, missing=_WITHOUT_OPINION if only_missing else ""
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [OPINION_QUESTION_CHARS, OPINION_ANSWER_CHARS, *ids])
+        found = {sid: (query or "", answer or "") for sid, query, answer in cursor.fetchall()}
+        tools: dict[str, list[ToolFact]] = {sid: [] for sid in found}
+        if found:
+            cursor.execute(
+                _OPINION_TOOLS.format(placeholders=", ".join(["%s"] * len(found))),
+                [OPINION_TOOL_TEXT_CHARS, OPINION_TOOL_TEXT_CHARS, *found],
+            )
+            for sid, name, status, level, query, error in cursor.fetchall():
+                facts = tools[sid]
+                if len(facts) < OPINION_TOOLS_PER_SESSION:
+                    facts.append(ToolFact(name, status, level, query or "", error or ""))
+    return {
+        sid: OpinionSubject(query=query, answer=answer, tools=tuple(tools[sid]))
+        for sid, (query, answer) in found.items()
+    }

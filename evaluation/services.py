@@ -3,19 +3,74 @@
 import json
 import logging
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from functools import lru_cache
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from diagnosis.models import DiagnosisSession, SessionStatus
-from evaluation.models import WorkerHeartbeat
+from diagnosis.models import SessionStatus
+from evaluation.models import OpinionBudget, WorkerHeartbeat
+from evaluation.opinion.base import (
+    Opinion,
+    OpinionError,
+    OpinionProvider,
+    OpinionSubject,
+    opinion_document,
+)
 from evaluation.rules import Evaluation, InvocationFacts, evaluate
-from evaluation.selectors import invocation_facts_by_session, session_status_and_facts
+from evaluation.selectors import (
+    invocation_facts_by_session,
+    opinion_subjects,
+    session_status_and_facts,
+)
 
 logger = logging.getLogger(__name__)
 
 SCORABLE_STATUSES = (SessionStatus.SUCCESS, SessionStatus.FAILED)
+
+# self_evaluation holds the rule part (evidence_score, source, factors, rules_version) and,
+# once formed, the opinion (llm_opinion, always the last key). Rule writers and the
+# opinion writer each change only their part, inside the database: JSON_SET on the
+# current value, under the row lock of the UPDATE, so neither can undo the other's write
+# (a read-modify-write in Python could, between its read and its write). The spelling is
+# the same on MariaDB/MySQL and SQLite: JSON_EXTRACT hands JSON_SET a JSON value (an
+# object), not a string. JSON_SET appends a new key at the end and keeps the others in
+# their order, which is the order the contract gives.
+OPINION_KEY = "llm_opinion"
+_OPINION_PATH = "'$.llm_opinion'"
+_STORED_OPINION = f"JSON_EXTRACT(self_evaluation, {_OPINION_PATH})"
+# The new rule part (a parameter, twice), with the stored opinion carried over if any.
+_RULE_PART_KEEPING_OPINION = (
+    f"CASE WHEN {_STORED_OPINION} IS NULL THEN %s "
+    f"ELSE JSON_SET(%s, {_OPINION_PATH}, {_STORED_OPINION}) END"
+)
+# The stored rule part, for comparing with a new one: MariaDB writes JSON functions'
+# output as json.dumps does, SQLite in compact form (see _rule_texts).
+STORED_RULE_PART = f"JSON_REMOVE(self_evaluation, {_OPINION_PATH})"
+
+
+def _rule_texts(result: Evaluation) -> tuple[str, str]:
+    """The rule part as JSON text in the two forms a database gives it back."""
+    return json.dumps(result), json.dumps(result, separators=(",", ":"))
+
+
+def _write_rule_part(result: Evaluation, where: str, params: Sequence[object]) -> int:
+    """Store `result` as the rule part of the rows `where` picks, keeping their opinion.
+
+    `where` is one of this module's constants, never input.
+    """
+    text = json.dumps(result)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    sql = (
+        f"UPDATE diagnosis_session SET self_evaluation = {_RULE_PART_KEEPING_OPINION}, "
+        f"updated_at = %s WHERE {where}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [text, text, now, *params])
+        return cursor.rowcount
 
 
 def session_evaluate(*, session_id: str) -> Evaluation | None:
@@ -32,9 +87,7 @@ def session_evaluate(*, session_id: str) -> Evaluation | None:
     if status not in SCORABLE_STATUSES:
         return None
     result = evaluate(session_status=status, facts=facts)
-    DiagnosisSession.objects.filter(session_id=session_id, status=status).update(
-        self_evaluation=result, updated_at=timezone.now()
-    )
+    _write_rule_part(result, "session_id = %s AND status = %s", [session_id, status])
     logger.info(
         "session scored",
         extra={"session_id": session_id, "evidence_score": result["evidence_score"]},
@@ -50,12 +103,13 @@ def sessions_evaluate(
     """Score a batch of (session_id, status) pairs: one aggregate query, few UPDATEs.
 
     Sessions that share a result (most do) are written by one UPDATE ... WHERE IN.
-    `current` (session_id -> stored self_evaluation as its JSON text), when the caller
-    read it anyway, spares the write of every session whose score does not change: a
-    rescore after no rule change then only reads. The text is compared with what
-    Django's JSONField writes (json.dumps); a database that stores JSON in another form
-    (MySQL 8 reorders keys) only loses the saving. Returns how many sessions were
-    scored. RUNNING sessions are skipped.
+    `current` (session_id -> the stored rule part as JSON text, STORED_RULE_PART), when
+    the caller read it anyway, spares the write of every session whose score does not
+    change: a rescore after no rule change then only reads. The text is compared with
+    json.dumps' output and its compact form (MariaDB and SQLite); a database that stores
+    JSON in another form (MySQL 8 reorders keys) only loses the saving. An opinion
+    already formed is kept. Returns how many sessions were scored. RUNNING sessions are
+    skipped.
     """
     scorable = [(sid, status) for sid, status in sessions if status in SCORABLE_STATUSES]
     if not scorable:
@@ -63,26 +117,193 @@ def sessions_evaluate(
     facts = invocation_facts_by_session(session_ids=[sid for sid, _ in scorable])
     # The rules are a pure function of (status, facts): evaluated once per distinct pair,
     # and sessions grouped by their result (as JSON text) for the writes.
-    results: dict[tuple[str, InvocationFacts], tuple[Evaluation, str]] = {}
+    results: dict[tuple[str, InvocationFacts], tuple[Evaluation, tuple[str, str]]] = {}
     by_result: dict[str, tuple[Evaluation, list[str]]] = {}
     for sid, status in scorable:
         key = (status, facts[sid])
         known = results.get(key)
         if known is None:
             result = evaluate(session_status=status, facts=facts[sid])
-            known = results[key] = (result, json.dumps(result))
-        if current is not None and current.get(sid) == known[1]:
+            known = results[key] = (result, _rule_texts(result))
+        if current is not None and current.get(sid) in known[1]:
             continue
-        by_result.setdefault(known[1], (known[0], []))[1].append(sid)
+        by_result.setdefault(known[1][0], (known[0], []))[1].append(sid)
     if not by_result:
         return len(scorable)
-    now = timezone.now()
     with transaction.atomic():
         for result, session_ids in by_result.values():
-            DiagnosisSession.objects.filter(session_id__in=session_ids).update(
-                self_evaluation=result, updated_at=now
-            )
+            placeholders = ", ".join(["%s"] * len(session_ids))
+            _write_rule_part(result, f"session_id IN ({placeholders})", session_ids)
     return len(scorable)
+
+
+# --- Opinions -------------------------------------------------------------------------
+
+PROVIDER_HEURISTIC = "heuristic"
+PROVIDER_OPENAI = "openai"
+PROVIDER_OFF = "off"
+PROVIDERS = (PROVIDER_HEURISTIC, PROVIDER_OPENAI, PROVIDER_OFF)
+
+
+class OpinionBudgetExhausted(OpinionError):
+    """Today's OPINION_DAILY_BUDGET of provider calls is spent."""
+
+
+def opinions_enabled() -> bool:
+    return settings.OPINION_PROVIDER in (PROVIDER_HEURISTIC, PROVIDER_OPENAI)
+
+
+def opinion_provider() -> OpinionProvider:
+    """The configured provider (one per process and configuration: it keeps connections)."""
+    name = settings.OPINION_PROVIDER
+    if name == PROVIDER_HEURISTIC:
+        return _heuristic()
+    if name == PROVIDER_OPENAI:
+        if not (settings.OPINION_BASE_URL and settings.OPINION_MODEL):
+            # Never let the client fall back to its own default endpoint.
+            raise OpinionError("OPINION_BASE_URL and OPINION_MODEL must be set (manage.py check)")
+        return _openai(
+            settings.OPINION_BASE_URL,
+            settings.OPINION_MODEL,
+            settings.OPINION_API_KEY,
+            float(settings.OPINION_TIMEOUT),
+            int(settings.OPINION_MAX_RETRIES),
+        )
+    raise OpinionError(f"no opinion provider configured (OPINION_PROVIDER={name!r})")
+
+
+@lru_cache(maxsize=1)
+def _heuristic() -> OpinionProvider:
+    from evaluation.opinion.heuristic import HeuristicProvider
+
+    return HeuristicProvider()
+
+
+@lru_cache(maxsize=4)
+def _openai(
+    base_url: str, model: str, api_key: str, timeout: float, max_retries: int
+) -> OpinionProvider:
+    from evaluation.opinion.openai_provider import OpenAIConfig, OpenAIProvider
+
+    return OpenAIProvider(
+        OpenAIConfig(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+    )
+
+
+def opinion_budget_spend(*, limit: int) -> bool:
+    """Take one call from today's budget (UTC day); False when it is spent.
+
+    One conditional UPDATE (`calls < limit`) per call: concurrent workers on any number of
+    machines cannot take more than `limit` between them. The day's row is created by the
+    first call; a second process creating it at the same moment loses on the primary key
+    and takes its call through the UPDATE.
+    """
+    if limit <= 0:
+        return False
+    today = timezone.now().date()
+    budget = OpinionBudget.objects.filter(day=today, calls__lt=limit)
+    if budget.update(calls=F("calls") + 1):
+        return True
+    try:
+        with transaction.atomic():
+            OpinionBudget.objects.create(day=today, calls=1)
+        return True
+    except IntegrityError:
+        return bool(budget.update(calls=F("calls") + 1))
+
+
+def _form(provider: OpinionProvider, subject: OpinionSubject) -> Opinion:
+    if provider.source == "llm" and not opinion_budget_spend(limit=settings.OPINION_DAILY_BUDGET):
+        raise OpinionBudgetExhausted(
+            f"today's opinion budget of {settings.OPINION_DAILY_BUDGET} calls is spent"
+        )
+    factors = provider.form(subject)
+    return opinion_document(provider=provider, factors=factors, created_at=timezone.now())
+
+
+# The opinion, a parameter, set as the last key of scored rows; the rule part untouched.
+# updated_at is left alone too: it dates the session and its score, the opinion carries
+# its own created_at.
+_SET_OPINION = (
+    f"UPDATE diagnosis_session SET self_evaluation = "
+    f"JSON_SET(self_evaluation, {_OPINION_PATH}, JSON_EXTRACT({{value}}, '$')) "
+    "WHERE self_evaluation IS NOT NULL AND session_id {where}"
+)
+
+
+def session_opinion_form(*, session_id: str, replace: bool = False) -> Opinion | None:
+    """Form the session's opinion with the configured provider and store it.
+
+    None (and nothing stored) when the session is not scored yet, or, unless `replace`,
+    already has an opinion: a second delivery of the task changes nothing and calls no
+    paid provider twice. Raises OpinionError when the provider cannot give a valid
+    opinion (refused, malformed, timed out, over budget): nothing is stored and the rule
+    score is untouched.
+    """
+    subject = opinion_subjects(session_ids=[session_id], only_missing=not replace).get(session_id)
+    if subject is None:
+        return None
+    opinion = _form(opinion_provider(), subject)
+    sql = _SET_OPINION.format(value="%s", where="= %s")
+    params: list[object] = [json.dumps(opinion), session_id]
+    if not replace:
+        # Another delivery may have written one meanwhile: the first one stays.
+        sql += f" AND {_STORED_OPINION} IS NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        written = cursor.rowcount
+    if not written:
+        return None
+    logger.info(
+        "opinion formed",
+        extra={"session_id": session_id, "opinion_source": opinion["source"]},
+    )
+    return opinion
+
+
+def sessions_opinion_form(
+    *, session_ids: Collection[str], only_missing: bool = False
+) -> tuple[int, int]:
+    """(Re)form the opinions of many scored sessions: two reads and one UPDATE per batch.
+
+    The opinions are set by a single UPDATE (a CASE over the session ids). A session whose
+    opinion cannot be formed keeps what it had and is counted as failed; the others are
+    still written. Returns (written, failed). Stops asking a paid provider once the day's
+    budget is spent (the rest count as failed).
+    """
+    subjects = opinion_subjects(session_ids=session_ids, only_missing=only_missing)
+    if not subjects:
+        return 0, 0
+    provider = opinion_provider()
+    opinions: dict[str, str] = {}
+    failed = 0
+    for sid, subject in subjects.items():
+        try:
+            opinions[sid] = json.dumps(_form(provider, subject))
+        except OpinionBudgetExhausted:
+            failed += len(subjects) - len(opinions) - failed
+            logger.warning("opinion budget spent; the remaining sessions keep no new opinion")
+            break
+        except OpinionError as exc:
+            failed += 1
+            logger.warning("opinion not formed: %s", exc, extra={"session_id": sid})
+    if not opinions:
+        return 0, failed
+    cases = " ".join(["WHEN %s THEN %s"] * len(opinions))
+    placeholders = ", ".join(["%s"] * len(opinions))
+    sql = _SET_OPINION.format(value=f"CASE session_id {cases} END", where=f"IN ({placeholders})")
+    params: list[object] = [v for pair in opinions.items() for v in pair]
+    params += list(opinions)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        written = cursor.rowcount
+    return written, failed
 
 
 def heartbeat_record() -> None:

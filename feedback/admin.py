@@ -124,7 +124,10 @@ class BadCaseAdmin(SessionAdminBase):
             },
         ),
         (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
-        (_("Evidence"), {"fields": ("score_detail", "factors_table", "invocations_table")}),
+        (
+            _("Evidence"),
+            {"fields": ("score_detail", "factors_table", "opinion_table", "invocations_table")},
+        ),
     )
     readonly_fields = (
         "reviewed",
@@ -138,6 +141,7 @@ class BadCaseAdmin(SessionAdminBase):
         "answer_text",
         "score_detail",
         "factors_table",
+        "opinion_table",
         "invocations_table",
     )
     actions = ("mark_triaged", "mark_resolved")

@@ -13,7 +13,7 @@ from django.utils.formats import date_format
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
-from caselibrary.selectors import case_index_status
+from caselibrary.selectors import case_index_status, case_structuring_accuracy
 from diagnosis.selectors import ScoreBand
 from feedback.selectors import (
     DEFAULT_OVERVIEW_WINDOW,
@@ -183,6 +183,7 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
     if days not in OVERVIEW_WINDOWS:
         days = DEFAULT_OVERVIEW_WINDOW
     overview = feedback_overview(days=days)
+    structuring = case_structuring_accuracy()
     labels = _series_labels()
     case_search = case_index_status()
     context = {
@@ -210,6 +211,9 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
         "awaiting_curation_url": _changelist("caselibrary_caselibrary", still_general="yes"),
         "case_search": case_search,
         "stale_cases_url": _changelist("caselibrary_caselibrary", reuse="stale"),
+        "structuring": structuring,
+        "structuring_category_rate": _percent(structuring.category_rate),
+        "structuring_code_rate": _percent(structuring.code_rate),
         "high_score_bad_cases_url": _changelist(
             "feedback_badcase", review_state="open", score_band=ScoreBand.HIGH
         ),

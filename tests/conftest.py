@@ -50,6 +50,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         terminalreporter.write_line(f"left out {count} test(s): {reason}", yellow=True)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(tmp_path_factory, django_db_modify_db_settings_parallel_suffix):  # type: ignore[no-untyped-def]
+    """On SQLite the test database is a file, not memory: a child `qcluster` or web
+    server started by a test (tests/processes.py) then works on the same database."""
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        db.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("db") / "test.sqlite3")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_taxonomy_cache() -> None:
+    """The compiled fault-category keywords are kept per process; each test has its own."""
+    from caselibrary.selectors import fault_category_taxonomy_forget
+
+    fault_category_taxonomy_forget()
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

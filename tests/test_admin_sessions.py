@@ -484,3 +484,39 @@ def test_the_admin_speaks_chinese_by_default_and_english_when_asked(admin_client
 
     assert "诊断会话" in chinese and "证据分" in chinese
     assert "diagnosis session" in english.lower() and "evidence score" in english
+
+
+def test_the_detail_shows_the_opinion_factors_beside_the_rule_factors(admin_client) -> None:
+    session = DiagnosisSessionFactory(succeeded=True, evidence_score=30)
+    session.self_evaluation["llm_opinion"] = {
+        "source": "heuristic",
+        "model": "heuristic",
+        "version": "1",
+        "factors": [
+            {"name": "has_root_cause", "value": True, "rationale": "names a cause: “根因”"},
+            {"name": "hallucination_risk", "value": False, "rationale": "<b>supported</b>"},
+        ],
+        "created_at": "2026-12-03T12:00:00+00:00",
+    }
+    session.save()
+
+    page = text(admin_client.get(change_url(session)))
+
+    assert "has_successful_tool_call" in page
+    assert (
+        '<tr><td><code>has_root_cause</code></td><td class="opinion-value">yes</td>'
+        "<td>names a cause: “根因”</td></tr>"
+    ) in page
+    assert (
+        '<tr><td><code>hallucination_risk</code></td><td class="opinion-value">no</td>'
+        "<td>&lt;b&gt;supported&lt;/b&gt;</td></tr>"
+    ) in page
+    assert "2026-12-03T12:00:00+00:00" in page
+
+
+def test_a_session_without_an_opinion_says_so(admin_client) -> None:
+    session = DiagnosisSessionFactory(succeeded=True, evidence_score=30)
+
+    page = text(admin_client.get(change_url(session)))
+
+    assert "no opinion yet" in page

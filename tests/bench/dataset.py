@@ -423,7 +423,7 @@ class Loader:
     def truncate(self) -> None:
         from django.db import connection
 
-        tables = [*reversed(TABLES), "django_q_ormq", "django_q_task"]
+        tables = [*reversed(TABLES), "case_structuring", "django_q_ormq", "django_q_task"]
         if self.vendor == "mysql":
             cursor = self._raw.cursor()
             for table in tables:
@@ -589,6 +589,12 @@ def pools_reset(pools: dict[str, Pool]) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         for name in ("first_useful", "not_useful"):
             low, high = prefix_range(pools[name])
+            # The proposals of the pool's cases first (no foreign key would take them).
+            cursor.execute(
+                "DELETE FROM case_structuring WHERE case_id IN (SELECT case_id FROM "
+                "case_library WHERE diagnosis_id BETWEEN %s AND %s)",
+                [low, high],
+            )
             cursor.execute(
                 "DELETE FROM case_library WHERE diagnosis_id BETWEEN %s AND %s", [low, high]
             )

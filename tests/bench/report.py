@@ -160,6 +160,7 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                 else "",
             )
         )
+    rows += _opinion_rows(results)
     rescore = scoring.get("rescore")
     read = scoring.get("read_limit_seconds")
     if rescore and read:
@@ -243,6 +244,44 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
 
     rows += search.rows(results.get("search"), check)
     return rows, summary
+
+
+def _opinion_rows(results: dict[str, Any]) -> list[Row]:
+    """The heuristic provider's throughput, against the rule-only drain of the same run."""
+    opinion = results.get("opinion") or {}
+    rows: list[Row] = []
+    drain = opinion.get("drain")
+    if drain:
+        rule_only = next(
+            (
+                d["per_second"]
+                for d in results.get("scoring", {}).get("drains", [])
+                if d["variant"] == results["scoring"].get("drain_target_variant")
+            ),
+            None,
+        )
+        rows.append(
+            Row(
+                "opinion drain: heuristic, orm" + ("" if drain["complete"] else " INCOMPLETE"),
+                f"{drain['end_to_end_per_second']:,.0f} sessions/s scored and judged "
+                f"({drain['opinions']:,} in {drain['end_to_end_seconds']:.1f} s; the "
+                f"opinions alone {drain['opinions_per_second']:,.0f}/s)",
+                f"rule-only drain {rule_only:,.0f}/s" if rule_only else "",
+                f"{drain['end_to_end_per_second'] / rule_only:.2f} x rule drain"
+                if rule_only
+                else "",
+            )
+        )
+    set_based = opinion.get("set_based")
+    if set_based:
+        rows.append(
+            Row(
+                "rescore --opinion --all (heuristic)",
+                f"{set_based['per_second']:,.0f} sessions/s ({set_based['opinions']:,} in "
+                f"{set_based['seconds']:.1f} s; {set_based['wall_seconds']:.1f} s with start-up)",
+            )
+        )
+    return rows
 
 
 def render(rows: list[Row]) -> str:

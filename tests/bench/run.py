@@ -27,7 +27,7 @@ from tests.bench import procs
 
 DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/diagnosis_bench"
 RESULTS = procs.ROOT / "bench-results"
-STEPS = ("load", "scoring", "rescore", "admin", "search")
+STEPS = ("load", "scoring", "opinion", "rescore", "admin", "search")
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,9 @@ def child_env() -> dict[str, str]:
             "FEEDBACK_RATE_LIMIT": "off",
             "Q_SYNC": "0",
             "Q_CLUSTER_NAME": "diagnosis-bench",
+            # Opinions are measured in their own step (tests/bench/opinion.py); the other
+            # steps measure the rule scoring alone, as before there were opinions.
+            "OPINION_PROVIDER": "off",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL") or "WARNING",
             "PYTHONUNBUFFERED": "1",
         }
@@ -448,6 +451,35 @@ class Benchmark:
             )
         self.results["scoring"] = {**self.results.get("scoring", {}), **out}
 
+    def opinion(self) -> None:
+        from tests.bench import dataset, opinion
+
+        pool = self.pools["scoring"]
+        dataset.scoring_reset(pool)
+        count = self.scale.drain_count
+        log(f"opinion drain (heuristic): {count:,} completions scored, then their opinions")
+        result = opinion.drain(
+            pool=pool,
+            env=self.env,
+            logs=self.logs,
+            start=self.scale.latency_count,
+            count=count,
+            timeout=max(180, count / 10),
+        )
+        out: dict[str, Any] = {"drain": opinion.as_dict(result)}
+        log(
+            f"  {result.opinions_per_second:,.0f} opinions/s, rule scores "
+            f"{result.rules_per_second:,.0f}/s in the same cluster"
+        )
+        # Set-based over every scored session; bounded to the scales where it is quick.
+        if self.sessions <= 100_000:
+            log("rescore --opinion --all (heuristic)")
+            out["set_based"] = opinion.set_based(
+                env=self.env, log=self.logs / "rescore-opinion.log"
+            )
+            log(f"  {out['set_based']['per_second']:,.0f} opinions/s")
+        self.results["opinion"] = out
+
     def rescore(self) -> None:
         from diagnosis.models import DiagnosisSession
         from evaluation.services import SCORABLE_STATUSES
@@ -526,6 +558,8 @@ class Benchmark:
                 self.load()
             if "scoring" in self.options.only:
                 self.scoring()
+            if "opinion" in self.options.only:
+                self.opinion()
             if "rescore" in self.options.only:
                 self.rescore()
             if "admin" in self.options.only:

@@ -7,20 +7,29 @@ from datetime import time as clock
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import TextField
-from django.db.models.functions import Cast
+from django.db.models import Q, TextField
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from tqdm import tqdm
 
 from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import sessions_unscored
-from evaluation.services import SCORABLE_STATUSES, sessions_evaluate
+from evaluation.services import (
+    OPINION_KEY,
+    SCORABLE_STATUSES,
+    STORED_RULE_PART,
+    opinions_enabled,
+    sessions_evaluate,
+    sessions_opinion_form,
+)
 
 
 class Command(BaseCommand):
     help = (
         "Score SUCCESS/FAILED sessions with the current rules, in batches (one aggregate "
-        "query and a few UPDATEs per batch). Safe to interrupt and run again."
+        "query and a few UPDATEs per batch). Safe to interrupt and run again. With "
+        "--opinion, (re)form the opinions of scored sessions instead, with the configured "
+        "OPINION_PROVIDER (--missing: those without one)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,6 +40,11 @@ class Command(BaseCommand):
         parser.add_argument("--until", type=_day, help="created on or before this day (YYYY-MM-DD)")
         parser.add_argument("--batch", type=int, default=1000, help="sessions per batch")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument(
+            "--opinion",
+            action="store_true",
+            help="(re)form opinions (self_evaluation.llm_opinion) instead of rule scores",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not (options["missing"] or options["all"] or options["since"] or options["until"]):
@@ -39,6 +53,9 @@ class Command(BaseCommand):
             raise CommandError("--batch must be at least 1.")
         if options["since"] and options["until"] and options["since"] > options["until"]:
             raise CommandError("--since is after --until.")
+        if options["opinion"]:
+            self._opinions(**options)
+            return
         sessions = _selection(**options)
         total = sessions.count()
         started = time.monotonic()
@@ -56,13 +73,14 @@ class Command(BaseCommand):
                 batch = list(
                     sessions.filter(id__gt=last_id)
                     .order_by("id")
-                    .annotate(stored=Cast("self_evaluation", TextField()))
+                    # A constant expression of evaluation/services.py, no input in it.
+                    .annotate(stored=RawSQL(STORED_RULE_PART, (), output_field=TextField()))  # noqa: S611
                     .values_list("id", "session_id", "status", "stored")[: options["batch"]]
                 )
                 if not batch:
                     break
-                # The stored scores come along (as text: no JSON decoding) so unchanged ones
-                # are not written again.
+                # The stored scores come along (their rule part as text: no JSON
+                # decoding) so unchanged ones are not written again.
                 scored += sessions_evaluate(
                     sessions=[(sid, status) for _, sid, status, _ in batch],
                     current={sid: score for _, sid, _, score in batch},
@@ -72,6 +90,42 @@ class Command(BaseCommand):
         elapsed = time.monotonic() - started
         rate = scored / elapsed if elapsed else 0.0
         self.stdout.write(f"Scored {scored} sessions in {elapsed:.1f}s ({rate:.0f}/s).")
+
+    def _opinions(self, **options: Any) -> None:
+        if not opinions_enabled():
+            raise CommandError("OPINION_PROVIDER is off (or unknown): no opinions to form.")
+        sessions = _selection(**{**options, "missing": False}).filter(self_evaluation__isnull=False)
+        if options["missing"]:
+            sessions = sessions.filter(~Q(self_evaluation__has_key=OPINION_KEY))
+        total = sessions.count()
+        started = time.monotonic()
+        written = failed = 0
+        last_id = 0
+        with tqdm(
+            total=total, unit="session", disable=options["no_progress"], file=sys.stderr
+        ) as bar:
+            while True:
+                batch = list(
+                    sessions.filter(id__gt=last_id)
+                    .order_by("id")
+                    .values_list("id", "session_id")[: options["batch"]]
+                )
+                if not batch:
+                    break
+                done, not_done = sessions_opinion_form(
+                    session_ids=[sid for _, sid in batch], only_missing=options["missing"]
+                )
+                written += done
+                failed += not_done
+                last_id = batch[-1][0]
+                bar.update(len(batch))
+        elapsed = time.monotonic() - started
+        rate = written / elapsed if elapsed else 0.0
+        self.stdout.write(
+            f"Formed {written} opinions in {elapsed:.1f}s ({rate:.0f}/s); {failed} failed."
+        )
+        if failed:
+            raise CommandError(f"{failed} opinions could not be formed; see the log.")
 
 
 def _day(value: str) -> date:

@@ -1,0 +1,77 @@
+"""`manage.py check` reports opinion-layer settings mistakes (evaluation.checks)."""
+
+import pytest
+
+from evaluation.checks import opinion_settings
+
+
+def ids(settings) -> list[str]:  # type: ignore[no-untyped-def]
+    return [problem.id for problem in opinion_settings()]
+
+
+@pytest.fixture
+def openai(settings):  # type: ignore[no-untyped-def]
+    settings.OPINION_PROVIDER = "openai"
+    settings.OPINION_BASE_URL = "http://llm.internal:8000/v1"
+    settings.OPINION_MODEL = "qwen2.5-7b-instruct"
+    settings.OPINION_API_KEY = "sk-x"
+    settings.OPINION_TIMEOUT = 15.0
+    settings.OPINION_MAX_RETRIES = 2
+    settings.OPINION_DAILY_BUDGET = 1000
+    return settings
+
+
+@pytest.mark.parametrize("provider", ["heuristic", "off"])
+def test_the_embedded_providers_need_nothing_else(settings, provider) -> None:
+    settings.OPINION_PROVIDER = provider
+    settings.OPINION_DAILY_BUDGET = 0  # only the openai provider spends a budget
+
+    assert ids(settings) == []
+
+
+def test_an_unknown_provider_is_an_error(settings) -> None:
+    settings.OPINION_PROVIDER = "gpt"
+
+    assert ids(settings) == ["evaluation.E003"]
+
+
+def test_a_complete_openai_configuration_passes(openai) -> None:
+    assert ids(openai) == []
+
+
+def test_openai_without_base_url_or_model_is_an_error(openai) -> None:
+    openai.OPINION_BASE_URL = ""
+    openai.OPINION_MODEL = ""
+
+    assert ids(openai) == ["evaluation.E004", "evaluation.E004"]
+
+
+def test_a_base_url_that_is_not_http_is_an_error(openai) -> None:
+    openai.OPINION_BASE_URL = "llm.internal:8000"
+
+    assert ids(openai) == ["evaluation.E005"]
+
+
+@pytest.mark.parametrize("budget", [0, -5])
+def test_a_budget_that_is_not_positive_is_an_error(openai, budget) -> None:
+    openai.OPINION_DAILY_BUDGET = budget
+
+    assert ids(openai) == ["evaluation.E006"]
+
+
+def test_a_timeout_that_is_not_positive_is_an_error(openai) -> None:
+    openai.OPINION_TIMEOUT = 0
+
+    assert ids(openai) == ["evaluation.E007"]
+
+
+def test_retries_that_outlast_the_task_are_an_error(openai) -> None:
+    openai.OPINION_TIMEOUT = 30.0  # x 3 tries = 90 s, against the task's 59 s
+
+    assert ids(openai) == ["evaluation.E008"]
+
+
+def test_an_empty_key_is_only_a_warning(openai) -> None:
+    openai.OPINION_API_KEY = ""
+
+    assert ids(openai) == ["evaluation.W002"]
