@@ -20,6 +20,7 @@ import shutil
 import threading
 import time
 import uuid
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,8 @@ TITLE_WEIGHT = 2
 # name nobody wrote down hides the case.
 UNSEEN_TERM_WEIGHT = 0.3
 RELOAD_CHECK_SECONDS = 1.0
+# Cases per bm25s index: bounds the memory a build needs (one shard's matrices at a time).
+SHARD_SIZE = 50_000
 
 L0 = "L0"
 L1 = "L1"
@@ -87,59 +90,82 @@ def case_terms(case: CaseText) -> list[str]:
     return terms
 
 
-def build(cases: Iterable[CaseText], directory: Path) -> BuildResult:
+def build(
+    cases: Iterable[CaseText], directory: Path, *, shard_size: int = SHARD_SIZE
+) -> BuildResult:
     """Index `cases` (in a stable order: ties rank in that order) into a new version under
-    `directory` and make it current. Old versions but the previous one are removed."""
+    `directory` and make it current. Old versions but the previous one are removed.
+
+    The cases are indexed in shards of `shard_size`, each a bm25s index of its own, built
+    and written before the next is read: building a million cases never holds more than
+    one shard's matrices in memory. Cases reach the shards in case-id order (random), so
+    each shard's term statistics are a large random sample of the library's, and a case's
+    relevance (the share of the query's weight it matches, in its shard's statistics) is
+    comparable across shards.
+    """
     started = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
-    vocab: dict[str, int] = {}
-    docs: list[np.ndarray] = []
-    case_ids: list[str] = []
-    code_pairs: list[tuple[int, int]] = []
-    title_pairs: list[tuple[int, int]] = []
-    for doc, case in enumerate(cases):
-        case_ids.append(case.case_id)
-        terms = case_terms(case)
-        docs.append(
-            np.fromiter((vocab.setdefault(t, len(vocab)) for t in terms), np.int32, len(terms))
-        )
-        if case.error_code:
-            code_pairs.append((key_hash(error_code_key(case.error_code)), doc))
-        title = normalise_text(case.title)
-        if title:
-            title_pairs.append((key_hash(title), doc))
-
     version = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
     work = directory / f".building-{version}"
     work.mkdir()
+    case_ids = bytearray()
+    code_keys, code_docs = array("q"), array("i")
+    title_keys, title_docs = array("q"), array("i")
+    shards: list[int] = []
+    terms = 0
     try:
+        vocab: dict[str, int] = {}
+        docs: list[np.ndarray] = []
+        doc = -1
+        for doc, case in enumerate(cases):
+            case_ids += case.case_id.encode()[:36].ljust(36, b"\0")
+            words = case_terms(case)
+            docs.append(
+                np.fromiter((vocab.setdefault(t, len(vocab)) for t in words), np.int32, len(words))
+            )
+            if case.error_code:
+                code_keys.append(key_hash(error_code_key(case.error_code)))
+                code_docs.append(doc)
+            title = normalise_text(case.title)
+            if title:
+                title_keys.append(key_hash(title))
+                title_docs.append(doc)
+            if len(docs) == shard_size:
+                terms += _write_shard(work, len(shards), docs, vocab)
+                shards.append(len(docs))
+                vocab, docs = {}, []
         if docs:
-            retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
-            retriever.index((docs, vocab), create_empty_token=False, show_progress=False)
-            retriever.save(str(work))
-        del docs
-        np.save(work / "case_ids.npy", np.array(case_ids, dtype="S36"))
-        np.save(work / "codes.npy", _lookup_table(code_pairs))
-        np.save(work / "titles.npy", _lookup_table(title_pairs))
+            terms += _write_shard(work, len(shards), docs, vocab)
+            shards.append(len(docs))
+        del vocab, docs
+        count = doc + 1
+        np.save(work / "case_ids.npy", np.frombuffer(bytes(case_ids), dtype="S36"))
+        np.save(work / "codes.npy", _lookup_table(code_keys, code_docs))
+        np.save(work / "titles.npy", _lookup_table(title_keys, title_docs))
         (work / "meta.json").write_text(
-            json.dumps({"format": FORMAT, "version": version, "cases": len(case_ids)})
+            json.dumps({"format": FORMAT, "version": version, "cases": count, "shards": shards})
         )
-        final = directory / version
-        work.rename(final)
+        work.rename(directory / version)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
     _make_current(directory, version)
     return BuildResult(
-        version=version,
-        cases=len(case_ids),
-        terms=len(vocab),
-        seconds=time.monotonic() - started,
+        version=version, cases=count, terms=terms, seconds=time.monotonic() - started
     )
 
 
-def _lookup_table(pairs: list[tuple[int, int]]) -> np.ndarray:
-    table = np.array(pairs, dtype=[("key", "<i8"), ("doc", "<i4")])
+def _write_shard(work: Path, number: int, docs: list[np.ndarray], vocab: dict[str, int]) -> int:
+    retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
+    retriever.index((docs, vocab), create_empty_token=False, show_progress=False)
+    retriever.save(str(work / f"shard-{number:04d}"))
+    return len(vocab)
+
+
+def _lookup_table(keys: array, docs: array) -> np.ndarray:
+    table = np.empty(len(keys), dtype=[("key", "<i8"), ("doc", "<i4")])
+    table["key"] = np.frombuffer(keys, dtype="<i8") if keys else []
+    table["doc"] = np.frombuffer(docs, dtype="<i4") if docs else []
     return np.sort(table, order=["key", "doc"])
 
 
@@ -163,6 +189,32 @@ def current_version(directory: Path) -> str | None:
         return None
 
 
+class _Shard:
+    """One bm25s index over a run of consecutive documents, with its term weights."""
+
+    def __init__(self, path: Path, offset: int, size: int) -> None:
+        self.offset, self.size = offset, size
+        self.retriever = bm25s.BM25.load(str(path), mmap=True)
+        df = np.diff(np.asarray(self.retriever.scores["indptr"])).astype(np.float64)
+        n = float(size)
+        # Lucene's idf, per term, as bm25s scored it.
+        self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        self.unseen_weight = math.log1p((n + 0.5) / 0.5) * UNSEEN_TERM_WEIGHT
+
+    def relevance(self, unique: list[str]) -> np.ndarray:
+        ids = self.retriever.get_tokens_ids(unique)
+        weight = float(self.idf[ids].sum()) + self.unseen_weight * (len(unique) - len(ids))
+        if not ids or weight <= 0:
+            return np.zeros(self.size, dtype=np.float32)
+        return self.retriever.get_scores_from_ids(ids) / weight
+
+    def bare(self, unique: list[str]) -> np.ndarray:
+        ids = self.retriever.get_tokens_ids(unique)
+        if not ids:
+            return np.zeros(self.size, dtype=np.float32)
+        return self.retriever.get_scores_from_ids(ids)
+
+
 class CaseIndex:
     """One loaded version: read-only, shared by the threads of a process."""
 
@@ -173,15 +225,16 @@ class CaseIndex:
         self.case_ids = np.load(path / "case_ids.npy", mmap_mode="r")
         self.codes = np.load(path / "codes.npy")
         self.titles = np.load(path / "titles.npy")
-        self.retriever: bm25s.BM25 | None = None
-        if self.cases:
-            self.retriever = bm25s.BM25.load(str(path), mmap=True)
-            indptr = np.asarray(self.retriever.scores["indptr"])
-            df = np.diff(indptr).astype(np.float64)
-            n = float(self.cases)
-            # Lucene's idf, per term, as bm25s scored it.
-            self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
-            self.unseen_weight = math.log1p((n + 0.5) / 0.5) * UNSEEN_TERM_WEIGHT
+        self.shards: list[_Shard] = []
+        offset = 0
+        for number, size in enumerate(meta.get("shards", [])):
+            self.shards.append(_Shard(path / f"shard-{number:04d}", offset, size))
+            offset += size
+
+    @property
+    def retriever(self) -> bm25s.BM25 | None:
+        """The first shard's bm25s index (all of it, for a library of one shard)."""
+        return self.shards[0].retriever if self.shards else None
 
     def search(
         self, *, terms: list[str], code_keys: list[str], title: str, limit: int, threshold: float
@@ -231,21 +284,19 @@ class CaseIndex:
         )
 
     def bare_scores(self, terms: list[str]) -> np.ndarray | None:
-        """bm25s's own scores for the terms: the floor the benchmark compares against."""
-        if self.retriever is None:
-            return None
-        ids = self.retriever.get_tokens_ids(list(dict.fromkeys(terms)))
-        return self.retriever.get_scores_from_ids(ids) if ids else None
-
-    def _relevance(self, terms: list[str]) -> np.ndarray | None:
-        if self.retriever is None or not terms:
+        """bm25s's own scores for the terms, shard after shard: what the benchmark compares
+        the service against."""
+        if not self.shards or not terms:
             return None
         unique = list(dict.fromkeys(terms))
-        ids = self.retriever.get_tokens_ids(unique)
-        weight = float(self.idf[ids].sum()) + self.unseen_weight * (len(unique) - len(ids))
-        if not ids or weight <= 0:
+        return np.concatenate([shard.bare(unique) for shard in self.shards])
+
+    def _relevance(self, terms: list[str]) -> np.ndarray | None:
+        if not self.shards or not terms:
             return None
-        return self.retriever.get_scores_from_ids(ids) / weight
+        unique = list(dict.fromkeys(terms))
+        parts = [shard.relevance(unique) for shard in self.shards]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _case_id(self, doc: int) -> str:
         return self.case_ids[doc].decode()

@@ -212,3 +212,29 @@ def test_a_case_made_by_useful_feedback_is_searchable_after_the_commit(
         case_id = feedback_submit(session_id="origin", feedback="useful").case_id
 
     assert found_ids("inventory-api 连接数打满 Too many connections") == [case_id]
+
+
+def test_a_library_indexed_in_shards_answers_as_one(tmp_path) -> None:
+    from caselibrary.search_index import CaseIndex, CaseText, build, current_version
+
+    cases = [
+        CaseText(f"{n:04d}", f"Redis 延迟抖动 {n}", "慢查询 KEYS *", "禁用 KEYS", None)
+        for n in range(7)
+    ] + [
+        CaseText(
+            "0100", "Kafka consumer lag after a rebalance storm", "poll timeout", "tune", None
+        ),
+        CaseText("0101", "MySQL 锁等待超时", "长事务", "kill", "ERROR 1205"),
+    ]
+    results = {}
+    for shard_size in (100, 2):
+        directory = tmp_path / str(shard_size)
+        build(cases, directory, shard_size=shard_size)
+        index = CaseIndex(directory / current_version(directory))
+        results[shard_size] = [
+            [f.case_id for f in index.find(query=q, limit=3, threshold=0.35)]
+            for q in ("kafka consumer lag rebalance", "ERROR 1205", "MySQL 锁等待超时", "nothing")
+        ]
+        assert len(index.shards) == (1 if shard_size == 100 else 5)
+
+    assert results[2] == results[100] == [["0100"], ["0101"], ["0101"], []]
