@@ -103,22 +103,43 @@ def _copy_up(cases: int, have: int) -> int:
     from django.db import connection
 
     log(f"copying generated cases up to {cases:,} (from {have:,})")
-    copied = 0
+    sql = (
+        "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, "
+        "error_code, title, root_cause, solution, created_by, updated_by, created_at, "
+        "updated_at) VALUES (%s, NULL, 'AUTO', 'GENERAL', %s, %s, %s, %s, %s, %s, NOW(6), "
+        "NOW(6))"
+    )
+    copied, last = 0, ""
     with connection.cursor() as cursor:
         while have + copied < cases:
-            batch = min(50_000, cases - have - copied)
             cursor.execute(
-                "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, "
-                "error_code, title, root_cause, solution, created_by, updated_by, created_at, "
-                "updated_at) SELECT UUID(), NULL, 'AUTO', 'GENERAL', error_code, "
-                "CONCAT(LEFT(title, 80), ' on node-', %s + seq), "
-                "CONCAT('node-', %s + seq, ': ', root_cause), solution, created_by, "
-                "updated_by, NOW(6), NOW(6) FROM (SELECT c.*, ROW_NUMBER() OVER () AS seq "
-                "FROM case_library c WHERE created_by = %s LIMIT %s) AS source",
-                [have + copied, have + copied, BENCH_USER, batch],
+                "SELECT case_id, error_code, title, root_cause, solution FROM case_library "
+                "WHERE created_by = %s AND case_id > %s ORDER BY case_id LIMIT %s",
+                [BENCH_USER, last, INSERT_BATCH],
             )
-            copied += cursor.rowcount
-            log(f"  {have + copied:,} cases")
+            source = cursor.fetchall()
+            if not source:
+                last = ""
+                continue
+            last = source[-1][0]
+            rows = []
+            for _case_id, code, title, root_cause, solution in source[: cases - have - copied]:
+                host = f"node-{have + copied + len(rows):07d}"
+                rows.append(
+                    (
+                        str(uuid.uuid4()),
+                        code,
+                        f"{title[:80]} on {host}",
+                        f"{host}: {root_cause}",
+                        solution,
+                        BENCH_USER,
+                        BENCH_USER,
+                    )
+                )
+            cursor.executemany(sql, rows)
+            copied += len(rows)
+            if copied % 100_000 < INSERT_BATCH:
+                log(f"  {have + copied:,} cases")
     return copied
 
 
@@ -160,7 +181,7 @@ def build(*, env: dict[str, str], index_dir: Path, log_path: Path) -> dict[str, 
     from caselibrary.search_index import current_version
 
     version = current_version(index_dir)
-    size = sum(p.stat().st_size for p in (index_dir / version).iterdir())
+    size = sum(p.stat().st_size for p in (index_dir / version).rglob("*") if p.is_file())
     return {
         "seconds": round(seconds, 1),
         "peak_rss_mb": round(peak_kb / 1024, 1),
