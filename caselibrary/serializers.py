@@ -2,9 +2,9 @@ from rest_framework import serializers
 
 from caselibrary.models import CaseLibrary
 from caselibrary.services import DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT
-from config.api import StrictCharField, StrictIntegerField
+from config.api import StrictCharField, StrictInputSerializer, StrictIntegerField
 from diagnosis.models import SESSION_ID_MAX_LENGTH, SESSION_ID_REGEX
-from diagnosis.serializers import SESSION_ID_HELP, StrictInputSerializer, StrictSessionIdField
+from diagnosis.serializers import SESSION_ID_HELP, StrictSessionIdField
 
 
 class CaseOutput(serializers.ModelSerializer):

@@ -10,12 +10,11 @@ from rest_framework.response import Response
 
 from caselibrary import selectors, services
 from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutput
-from config.api import NewestFirstCursorPagination
+from config.api import NewestFirstCursorPagination, PageParameters, validated
 from config.logging import tag_request
 from config.openapi import error_responses
+from config.viewsets import ApiViewSet
 from diagnosis.models import ApiPermission
-from diagnosis.serializers import PageParameters
-from diagnosis.views import ApiViewSet, validated
 
 
 class CasePagination(NewestFirstCursorPagination):

@@ -87,6 +87,26 @@ class StrictChoiceField(serializers.ChoiceField):
         return super().to_internal_value(data)
 
 
+class StrictInputSerializer(serializers.Serializer):
+    """Refuses keys it does not know, so a typo ("match_level") is an error, not a no-op."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+        return super().to_internal_value(data)
+
+
+def validated(serializer_class: type[serializers.Serializer], data: object) -> dict:
+    """Validate a body that must be a JSON object."""
+    if not isinstance(data, dict):
+        raise serializers.ValidationError({"body": ["Expected a JSON object."]})
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 # --- Errors -----------------------------------------------------------------
 
 
@@ -166,6 +186,13 @@ class NewestFirstCursorPagination(CursorPagination):
             return super().decode_cursor(request)
         except exceptions.NotFound:
             raise exceptions.ValidationError({"cursor": ["Invalid cursor."]}) from None
+
+
+class PageParameters(StrictInputSerializer):
+    """The query string of a paginated list; anything unknown in it is an error."""
+
+    cursor = serializers.CharField(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=200)
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -5,7 +5,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import StrictCharField, StrictChoiceField, StrictIntegerField
+from config.api import (
+    PageParameters,
+    StrictCharField,
+    StrictChoiceField,
+    StrictInputSerializer,
+    StrictIntegerField,
+)
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
     SESSION_ID_REGEX,
@@ -21,17 +27,6 @@ from diagnosis.models import (
 
 INT_MAX = 2_147_483_647  # MySQL INT
 SESSION_ID_HELP = "1-64 characters of A-Z a-z 0-9 . _ : -"
-
-
-class StrictInputSerializer(serializers.Serializer):
-    """Refuses keys it does not know, so a typo ("match_level") is an error, not a no-op."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
-        return super().to_internal_value(data)
 
 
 class StrictSessionIdField(serializers.RegexField):
@@ -116,13 +111,6 @@ class SessionCompleteInput(StrictInputSerializer):
                 {"answer": ["A SUCCESS completion needs the answer."]}
             )
         return attrs
-
-
-class PageParameters(StrictInputSerializer):
-    """The query string of a paginated list; anything unknown in it is an error."""
-
-    cursor = serializers.CharField(required=False)
-    limit = serializers.IntegerField(required=False, min_value=1, max_value=200)
 
 
 class SessionListFilters(PageParameters):

@@ -3,9 +3,6 @@
 import re
 from typing import Any
 
-from django.http import HttpRequest
-from django.http.response import HttpResponseBase
-from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -13,16 +10,16 @@ from drf_spectacular.utils import (
     PolymorphicProxySerializer,
     extend_schema,
 )
-from rest_framework import serializers, status, viewsets
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from caselibrary.selectors import session_duplicate_recalls
-from config.api import NewestFirstCursorPagination
+from config.api import NewestFirstCursorPagination, validated
 from config.openapi import error_responses
+from config.viewsets import ApiViewSet
 from diagnosis import selectors, services
-from diagnosis.apikeys import ApiKeyAuthentication, HasApiPermission
 from diagnosis.models import (
     SESSION_ID_REGEX,
     ApiPermission,
@@ -52,28 +49,6 @@ SESSION_ID_PARAMETER = OpenApiParameter(
     description=SESSION_ID_HELP,
     pattern=r"^[A-Za-z0-9._:-]{1,64}$",
 )
-
-
-class ApiViewSet(viewsets.ViewSet):
-    """Every /api/ endpoint: API key required, scope checked per action."""
-
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [HasApiPermission]
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        # Machines read these messages (and grep logs for them): one language,
-        # whatever LANGUAGE_CODE the admin is shown in.
-        with translation.override("en"):
-            return super().dispatch(request, *args, **kwargs)
-
-
-def validated(serializer_class: type[serializers.Serializer], data: object) -> dict:
-    """Validate a body that must be a JSON object."""
-    if not isinstance(data, dict):
-        raise serializers.ValidationError({"body": ["Expected a JSON object."]})
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def checked_session_id(value: str) -> str:

@@ -12,8 +12,8 @@ from rest_framework.views import set_rollback
 from config.api import DomainError
 from config.logging import tag_request
 from config.openapi import error_responses
+from config.viewsets import ApiViewSet
 from diagnosis.models import SESSION_ID_REGEX, ApiPermission, Feedback
-from diagnosis.views import ApiViewSet
 from feedback import services
 from feedback.serializers import FEEDBACK_RECORDED, FeedbackInput, FeedbackResponse, feedback_body
 from feedback.throttling import FeedbackKeyThrottle

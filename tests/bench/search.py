@@ -49,7 +49,7 @@ def top_up(cases: int) -> int:
 
     from caselibrary.error_codes import find_error_codes
     from caselibrary.models import CaseLibrary
-    from diagnosis.demo_data import demo_sessions
+    from feedback.demo.sessions import demo_sessions
 
     have = CaseLibrary.objects.count()
     missing = cases - have

@@ -1,53 +1,83 @@
-"""Load a realistic demo data set: a month of an SRE team's questions to the agent."""
+"""Load the demo data into the database: what `manage.py load_demo_data` does.
 
+Two parts, each idempotent (what is present is left as it is):
+
+1. `demo_sessions_load`: a month of an SRE team's questions to the agent, made by the
+   pure generator in `sessions.py` from `topics.json`, `vocabulary.json` and `tools.json`,
+   inserted in bulk with their tool facts, scored as the worker would have scored them,
+   their feedback given through the feedback service.
+2. `load_case_library` (`case_library.py`): the curated case library in `cases.json` and
+   the sessions in `searches.json` that search it through the case-search service.
+
+A further part goes in `demo_data_load` as its own step, with its own module and data
+file beside these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from diagnosis.demo_data import DemoInvocation, DemoSession, demo_sessions
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 from evaluation.services import sessions_evaluate
 from feedback.demo.case_library import load_case_library
+from feedback.demo.sessions import DemoInvocation, DemoSession, demo_sessions
 from feedback.services import feedback_submit
 
 
-class Command(BaseCommand):
-    help = "Load demo sessions, tool invocations, scores, feedback and cases (idempotent)."
+@dataclass(frozen=True)
+class SessionsLoaded:
+    added: int
+    present: int
 
-    def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--count", type=int, default=300)
 
-    def handle(self, *args: Any, count: int, **options: Any) -> None:
-        demo = demo_sessions(count)
-        existing = set(
-            DiagnosisSession.objects.filter(
-                session_id__in=[s.session_id for s in demo]
-            ).values_list("session_id", flat=True)
+@dataclass(frozen=True)
+class DemoLoaded:
+    sessions_added: int
+    sessions_present: int
+    cases: int
+    searches: int
+
+
+def demo_data_load(*, count: int, now: datetime | None = None) -> DemoLoaded:
+    """Add whatever of the demo data is missing."""
+    now = now or timezone.now()
+    sessions = demo_sessions_load(count=count, now=now)
+    library = load_case_library(now=now)
+    return DemoLoaded(
+        sessions_added=sessions.added,
+        sessions_present=sessions.present,
+        cases=library.cases,
+        searches=library.searches,
+    )
+
+
+def demo_sessions_load(*, count: int, now: datetime) -> SessionsLoaded:
+    """Add the first `count` generated sessions that are missing, spread over the month."""
+    demo = demo_sessions(count)
+    existing = set(
+        DiagnosisSession.objects.filter(session_id__in=[s.session_id for s in demo]).values_list(
+            "session_id", flat=True
         )
-        missing = [s for s in demo if s.session_id not in existing]
-        now = timezone.now()
-        with transaction.atomic():
-            _insert(missing, now)
-            # Scored as the worker would have scored them when they turned SUCCESS.
-            sessions_evaluate(
-                sessions=[
-                    (s.session_id, s.status) for s in missing if s.status == SessionStatus.SUCCESS
-                ]
-            )
-            for source in missing:
-                if source.feedback:
-                    feedback_submit(session_id=source.session_id, feedback=source.feedback)
-            _backdate_feedback(missing, now)
-        library = load_case_library(now=now)
-        self.stdout.write(
-            f"Demo data: {len(missing)} sessions added, {len(existing)} already present; "
-            f"{library.cases} library cases and {library.searches} sessions that search them "
-            "added."
+    )
+    missing = [s for s in demo if s.session_id not in existing]
+    with transaction.atomic():
+        _insert(missing, now)
+        # Scored as the worker would have scored them when they turned SUCCESS.
+        sessions_evaluate(
+            sessions=[
+                (s.session_id, s.status) for s in missing if s.status == SessionStatus.SUCCESS
+            ]
         )
+        for source in missing:
+            if source.feedback:
+                feedback_submit(session_id=source.session_id, feedback=source.feedback)
+        _backdate_feedback(missing, now)
+    return SessionsLoaded(added=len(missing), present=len(existing))
 
 
 def _insert(missing: list[DemoSession], now: datetime) -> None:
