@@ -3,8 +3,7 @@ from rest_framework import serializers
 from caselibrary.models import CaseLibrary
 from caselibrary.services import DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT
 from config.api import StrictCharField, StrictInputSerializer, StrictIntegerField
-from diagnosis.models import SESSION_ID_MAX_LENGTH, SESSION_ID_REGEX
-from diagnosis.serializers import SESSION_ID_HELP, StrictSessionIdField
+from diagnosis.serializers import StrictSessionIdField
 
 
 class CaseOutput(serializers.ModelSerializer):
@@ -39,11 +38,7 @@ class CaseOutput(serializers.ModelSerializer):
 
 class CaseSearchInput(StrictInputSerializer):
     sessionId = StrictSessionIdField(
-        SESSION_ID_REGEX,
-        max_length=SESSION_ID_MAX_LENGTH,
-        trim_whitespace=False,
         required=False,
-        error_messages={"invalid": f"A sessionId is {SESSION_ID_HELP}."},
         help_text=(
             "The RUNNING session searching: the search is recorded as its CaseLibrarySearch "
             "tool invocation, so scoring counts the hit."

@@ -30,6 +30,13 @@ SESSION_ID_HELP = "1-64 characters of A-Z a-z 0-9 . _ : -"
 
 
 class StrictSessionIdField(serializers.RegexField):
+    """A sessionId in a request body: a JSON string of the allowed characters, as sent."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", SESSION_ID_MAX_LENGTH)
+        kwargs.setdefault("error_messages", {"invalid": f"A sessionId is {SESSION_ID_HELP}."})
+        super().__init__(SESSION_ID_REGEX, trim_whitespace=False, **kwargs)
+
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
@@ -38,12 +45,7 @@ class StrictSessionIdField(serializers.RegexField):
 
 class SessionStartInput(StrictInputSerializer):
     sessionId = StrictSessionIdField(
-        SESSION_ID_REGEX,
-        max_length=SESSION_ID_MAX_LENGTH,
-        trim_whitespace=False,
-        required=False,
-        error_messages={"invalid": f"A sessionId is {SESSION_ID_HELP}."},
-        help_text=f"Generated (a UUID) when absent. {SESSION_ID_HELP}.",
+        required=False, help_text=f"Generated (a UUID) when absent. {SESSION_ID_HELP}."
     )
     query = StrictCharField(help_text="The operator's question.")
     userId = StrictCharField(max_length=64, required=False, allow_null=True)
