@@ -62,3 +62,14 @@ def test_demo_data_shows_the_loop_a_library_searched_by_sessions_it_scores(
     assert CaseReuse.objects.filter(sessions_useful__gt=0).exists()
     # The index is built by the loader: `make run` searches before any worker ran.
     assert cases_find(query="ORA-01555 snapshot too old", limit=1).match_level == "L0"
+
+
+@pytest.mark.django_db
+def test_demo_sessions_carry_the_opinion_of_the_configured_provider(settings) -> None:
+    settings.OPINION_PROVIDER = "heuristic"
+
+    call_command("load_demo_data", count=20)
+
+    scored = DiagnosisSession.objects.filter(status="SUCCESS")
+    assert scored.exists()
+    assert all(s.self_evaluation.get("llm_opinion") for s in scored)

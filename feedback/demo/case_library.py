@@ -25,7 +25,7 @@ from caselibrary.selectors import CasesFound
 from caselibrary.services import case_index_build, case_search
 from diagnosis.models import DiagnosisSession, InvocationStatus, ToolKind
 from diagnosis.services import invocations_record, session_complete, session_start
-from evaluation.services import session_evaluate
+from evaluation.services import opinions_enabled, session_evaluate, session_opinion_form
 from feedback.services import feedback_submit
 
 HERE = Path(__file__).resolve().parent
@@ -122,6 +122,8 @@ def _load_searches(now: datetime) -> int:
             )
             session_complete(session_id=session_id, status="SUCCESS", answer=_answer(found))
         session_evaluate(session_id=session_id)
+        if opinions_enabled():
+            session_opinion_form(session_id=session_id)
         if item["feedback"]:
             feedback_submit(session_id=session_id, feedback=item["feedback"])
         started = now - timedelta(days=(len(wanted) - n) % 14, minutes=17 * n % 600)

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
-from evaluation.services import sessions_evaluate
+from evaluation.services import opinions_enabled, sessions_evaluate, sessions_opinion_form
 from feedback.demo.case_library import load_case_library
 from feedback.demo.sessions import DemoInvocation, DemoSession, demo_sessions
 from feedback.services import feedback_submit
@@ -67,12 +67,12 @@ def demo_sessions_load(*, count: int, now: datetime) -> SessionsLoaded:
     missing = [s for s in demo if s.session_id not in existing]
     with transaction.atomic():
         _insert(missing, now)
-        # Scored as the worker would have scored them when they turned SUCCESS.
-        sessions_evaluate(
-            sessions=[
-                (s.session_id, s.status) for s in missing if s.status == SessionStatus.SUCCESS
-            ]
-        )
+        # Scored as the worker would have scored them when they turned SUCCESS, with the
+        # opinion the configured provider forms next (none when it is off).
+        succeeded = [s.session_id for s in missing if s.status == SessionStatus.SUCCESS]
+        sessions_evaluate(sessions=[(sid, SessionStatus.SUCCESS) for sid in succeeded])
+        if opinions_enabled():
+            sessions_opinion_form(session_ids=succeeded)
         for source in missing:
             if source.feedback:
                 feedback_submit(session_id=source.session_id, feedback=source.feedback)
