@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +43,7 @@ from caselibrary.selectors import (
     fault_category_taxonomy,
     fault_category_taxonomy_forget,
 )
+from config import metrics
 from diagnosis.fields import new_uuid_string
 from diagnosis.models import (
     DiagnosisSession,
@@ -132,6 +134,7 @@ def case_copy_from_session(*, session_id: str) -> str:
                     now,
                 ],
             )
+            transaction.on_commit(partial(metrics.case_created, SourceType.AUTO.value))
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -167,6 +170,7 @@ def case_create_manual(
     case.full_clean()
     case.save(force_insert=True)
     case_index_request_rebuild()
+    transaction.on_commit(partial(metrics.case_created, SourceType.MANUAL.value))
     return case
 
 
@@ -279,6 +283,7 @@ def case_search(
     started = time.monotonic()
     found = cases_find(query=query, error_code=error_code, limit=limit)
     duration_ms = round((time.monotonic() - started) * 1000)
+    metrics.case_search(found.match_level)
     if session_id is None:
         return SearchOutcome(found=found)
     return _record_search(

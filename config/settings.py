@@ -5,6 +5,7 @@ Everything that differs between a laptop and production comes from the environme
 django-q2 ORM broker, DEBUG off unless asked for.
 """
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.health.HealthCheckMiddleware",
+    "config.metrics.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -331,3 +333,17 @@ CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.35)
 # A case is stale once at least this many sessions that found it were rated, and most of
 # them not useful.
 CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
+
+# --- Metrics ------------------------------------------------------------------
+
+# GET /metrics (Prometheus): a scraper sends this token as `Authorization: Bearer ...`, or
+# scrapes from an address in METRICS_ALLOWED_IPS (addresses or networks, comma-separated;
+# loopback by default).
+METRICS_BEARER_TOKEN = env_str("METRICS_BEARER_TOKEN")
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", ["127.0.0.1/32", "::1/128"])
+try:
+    METRICS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(item, strict=False) for item in METRICS_ALLOWED_IPS
+    ]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc}") from None

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import (
     DiagnosisSession,
@@ -164,6 +165,7 @@ def session_complete(
         session.save(update_fields=["status", "answer", "finished_at", "updated_at"])
         if status == SessionStatus.SUCCESS:
             scoring_enqueue(session_id=session_id)
+    metrics.session_completed(status)
     logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True
 

@@ -11,6 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config import metrics
 from diagnosis.models import SessionStatus
 from evaluation.models import OpinionBudget, WorkerHeartbeat
 from evaluation.opinion.base import (
@@ -87,7 +88,8 @@ def session_evaluate(*, session_id: str) -> Evaluation | None:
     if status not in SCORABLE_STATUSES:
         return None
     result = evaluate(session_status=status, facts=facts)
-    _write_rule_part(result, "session_id = %s AND status = %s", [session_id, status])
+    if _write_rule_part(result, "session_id = %s AND status = %s", [session_id, status]):
+        metrics.score_written(result["evidence_score"])
     logger.info(
         "session scored",
         extra={"session_id": session_id, "evidence_score": result["evidence_score"]},
@@ -133,7 +135,9 @@ def sessions_evaluate(
     with transaction.atomic():
         for result, session_ids in by_result.values():
             placeholders = ", ".join(["%s"] * len(session_ids))
-            _write_rule_part(result, f"session_id IN ({placeholders})", session_ids)
+            written = _write_rule_part(result, f"session_id IN ({placeholders})", session_ids)
+            for _ in range(written):
+                metrics.score_written(result["evidence_score"])
     return len(scorable)
 
 

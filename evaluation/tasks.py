@@ -4,6 +4,7 @@ import logging
 
 from django.conf import settings
 
+from config import metrics
 from config.logging import bind_session_id
 from config.queue import enqueue_on_commit
 from evaluation.services import (
@@ -27,6 +28,7 @@ def session_score(session_id: str) -> int | None:
         try:
             result = session_evaluate(session_id=session_id)
         except Exception:
+            metrics.scoring_failed()
             logger.exception("scoring failed; the score stays empty until a retry succeeds")
             raise
     if result is not None and opinions_enabled():

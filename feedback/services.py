@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
 from caselibrary.services import case_copy_from_session, case_feedback_recorded
+from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
@@ -78,6 +79,7 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
     if result is None:
         result = _submit_locked(session_id, feedback)
     if result.changed:
+        transaction.on_commit(partial(metrics.feedback_recorded, feedback))
         # Cases this session found learn how it was rated; a new case joins the search.
         # Both are bookkeeping after the feedback is kept: a failure there is logged, and
         # never turns recorded feedback into an error.

@@ -72,6 +72,10 @@ ADMIN_PAGES: list[tuple[str, str, str]] = [
         "changelist",
         "/admin/caselibrary/caselibrary/?still_general=yes",
     ),
+    ("case library reuse=stale", "changelist", "/admin/caselibrary/caselibrary/?reuse=stale"),
+    # Counters and a read of the task queue, never a count over sessions: held to the same
+    # "no slower at scale" as the lists.
+    ("/metrics scrape", "changelist", "/metrics"),
     (
         "session detail (200 invocations)",
         "detail",

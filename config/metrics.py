@@ -1,0 +1,237 @@
+"""Prometheus metrics: what the service counts, and the `/metrics` scrape.
+
+Counters are incremented where things happen (the functions below, called by services and
+middleware); the queue's depth and the age of its oldest waiting task are read from the
+broker at scrape time. Under gunicorn (several worker processes) and beside `qcluster`
+workers, set PROMETHEUS_MULTIPROC_DIR to a directory every process of the machine shares
+(emptied before the service starts): each process writes its samples there and the scrape
+adds them up. `config/gunicorn.conf.py` marks a dead worker's files so its gauges go.
+
+Labels are bounded: the URL route's name (never the raw path), the HTTP method and status,
+the session status, the feedback value, the case source, the match level.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import REGISTRY, Collector
+
+logger = logging.getLogger(__name__)
+
+REQUESTS = Counter(
+    "diagnosis_http_requests_total",
+    "HTTP requests answered, by route, method and status.",
+    ["route", "method", "status"],
+)
+REQUEST_SECONDS = Histogram(
+    "diagnosis_http_request_duration_seconds",
+    "Time to answer an HTTP request, by route and method.",
+    ["route", "method"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+SESSIONS_COMPLETED = Counter(
+    "diagnosis_sessions_completed_total", "Sessions completed, by final status.", ["status"]
+)
+SCORES = Histogram(
+    "diagnosis_evidence_score",
+    "Evidence scores written by the rule engine (one per scoring, rescores included).",
+    buckets=(0, 10, 20, 30, 40, 50, 64, 65, 80, 100),
+)
+SCORING_FAILURES = Counter(
+    "diagnosis_scoring_failures_total", "Scoring tasks that failed (retried per the queue)."
+)
+FEEDBACK = Counter(
+    "diagnosis_feedback_total", "Feedback that changed a session, by value.", ["value"]
+)
+CASES_CREATED = Counter("diagnosis_cases_created_total", "Cases created, by source.", ["source"])
+CASE_SEARCHES = Counter(
+    "diagnosis_case_searches_total",
+    "Case-library searches, by the best hit's match level (L0, L1, NONE).",
+    ["level"],
+)
+
+
+def request_observed(*, route: str, method: str, status: int, seconds: float) -> None:
+    REQUESTS.labels(route, method, str(status)).inc()
+    REQUEST_SECONDS.labels(route, method).observe(seconds)
+
+
+def session_completed(status: str) -> None:
+    SESSIONS_COMPLETED.labels(status).inc()
+
+
+def score_written(score: int) -> None:
+    SCORES.observe(score)
+
+
+def scoring_failed() -> None:
+    SCORING_FAILURES.inc()
+
+
+def feedback_recorded(value: str) -> None:
+    FEEDBACK.labels(value).inc()
+
+
+def case_created(source: str) -> None:
+    CASES_CREATED.labels(source).inc()
+
+
+def case_search(level: str) -> None:
+    CASE_SEARCHES.labels(level).inc()
+
+
+# --- Read at scrape time ----------------------------------------------------------------
+
+
+class QueueCollector(Collector):
+    """The task queue's depth and the age of its oldest waiting task, from the broker."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        waiting, oldest = queue_state()
+        yield GaugeMetricFamily(
+            "diagnosis_queue_waiting_tasks", "Tasks waiting in the broker.", value=waiting
+        )
+        yield GaugeMetricFamily(
+            "diagnosis_queue_oldest_task_age_seconds",
+            "Age of the oldest waiting task (0 when none waits).",
+            value=oldest,
+        )
+
+
+def queue_state() -> tuple[int, float]:
+    """(tasks waiting, seconds the oldest has waited) for the configured broker."""
+    from django_q.brokers import get_broker
+    from django_q.signing import SignedPackage
+
+    broker = get_broker()
+    if settings.Q_CLUSTER.get("orm"):
+        from django_q.models import OrmQ
+
+        now = timezone.now()
+        # Enqueued rows carry their enqueue time in `lock`; a taken one is locked ahead.
+        waiting = OrmQ.objects.using(broker.connection.db).filter(
+            key=broker.list_key, lock__lte=now
+        )
+        oldest = waiting.order_by("lock").values_list("lock", flat=True).first()
+        return waiting.count(), (now - oldest).total_seconds() if oldest else 0.0
+    size = int(broker.queue_size() or 0)
+    if not size:
+        return 0, 0.0
+    head = broker.connection.lindex(broker.list_key, 0)
+    try:
+        started = SignedPackage.loads(head)["started"]
+        return size, max(0.0, (timezone.now() - started).total_seconds())
+    except Exception:  # a task package this version cannot read: its age is unknown
+        return size, 0.0
+
+
+class _ThisProcess(Collector):
+    """The samples of this process (the default registry), when not in multi-process mode."""
+
+    def collect(self) -> Iterator[Any]:
+        yield from REGISTRY.collect()
+
+
+def registry() -> CollectorRegistry:
+    """What a scrape reads: every process's samples in multi-process mode, else this one's,
+    and the queue read from the broker."""
+    scrape = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.MultiProcessCollector(scrape)
+    else:
+        scrape.register(_ThisProcess())
+    scrape.register(QueueCollector())
+    return scrape
+
+
+# --- The view -------------------------------------------------------------------------
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """GET /metrics, for a bearer token (METRICS_BEARER_TOKEN) or an address in
+    METRICS_ALLOWED_IPS; with neither set, loopback only."""
+    refusal = _refusal(request)
+    if refusal is not None:
+        return refusal
+    started = time.monotonic()
+    body = generate_latest(registry())
+    logger.debug("metrics scraped", extra={"seconds": time.monotonic() - started})
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+
+
+def _refusal(request: HttpRequest) -> HttpResponse | None:
+    token = settings.METRICS_BEARER_TOKEN
+    header = request.headers.get("Authorization", "")
+    if token and header.startswith("Bearer "):
+        if secrets.compare_digest(header.removeprefix("Bearer ").encode(), token.encode()):
+            return None
+        return _json(401, "invalid bearer token")
+    if _address_allowed(request.META.get("REMOTE_ADDR", "")):
+        return None
+    if token:
+        return _json(401, "send Authorization: Bearer <METRICS_BEARER_TOKEN>")
+    return _json(403, "this address may not read the metrics (METRICS_ALLOWED_IPS)")
+
+
+def _address_allowed(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in settings.METRICS_ALLOWED_NETWORKS)
+
+
+def _json(status: int, message: str) -> JsonResponse:
+    code = "not_authenticated" if status == 401 else "permission_denied"
+    response = JsonResponse({"code": code, "message": message}, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+def route_of(request: HttpRequest) -> str:
+    """The resolved route's name (bounded), or "unmatched"."""
+    match: Any = getattr(request, "resolver_match", None)
+    if match is None:
+        return "unmatched"
+    return match.view_name or match.route or "unnamed"
+
+
+class MetricsMiddleware:
+    """Counts every request by route, method and status, and times it; answers /metrics
+    (before the Host check and the HTTPS redirect: Prometheus scrapes by address)."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path == "/metrics":
+            return metrics_view(request)
+        started = time.monotonic()
+        response = self.get_response(request)
+        request_observed(
+            route=route_of(request),
+            method=request.method or "",
+            status=response.status_code,
+            seconds=time.monotonic() - started,
+        )
+        return response

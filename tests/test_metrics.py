@@ -1,0 +1,254 @@
+"""GET /metrics: the Prometheus text format, counters that follow what happened, access."""
+
+import json
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from django.test import Client
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
+from tests.processes import ROOT, child_env, start_gunicorn, stop_group, wait_for
+
+pytestmark = pytest.mark.django_db
+
+
+def scrape(client: Client | None = None, **extra: str) -> dict[tuple[str, tuple], float]:
+    """Every sample of a scrape from loopback, as {(name, sorted labels): value}."""
+    response = (client or Client()).get("/metrics", REMOTE_ADDR="127.0.0.1", **extra)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain")
+    return parse(response.content.decode())
+
+
+def parse(text: str) -> dict[tuple[str, tuple], float]:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_the_scrape_is_prometheus_text_with_every_family(client) -> None:
+    response = client.get("/metrics", REMOTE_ADDR="127.0.0.1")
+    names = {family.name for family in text_string_to_metric_families(response.content.decode())}
+
+    assert {
+        "diagnosis_http_requests",
+        "diagnosis_http_request_duration_seconds",
+        "diagnosis_sessions_completed",
+        "diagnosis_evidence_score",
+        "diagnosis_scoring_failures",
+        "diagnosis_feedback",
+        "diagnosis_cases_created",
+        "diagnosis_case_searches",
+        "diagnosis_queue_waiting_tasks",
+        "diagnosis_queue_oldest_task_age_seconds",
+    } <= names
+
+
+def test_counters_follow_sessions_scores_feedback_cases_and_searches(
+    api, django_capture_on_commit_callbacks
+) -> None:
+    CaseLibraryFactory(error_code="ERROR 1205", title="MySQL lock wait timeout")
+    before = scrape()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post("/api/sessions", {"sessionId": "m-1", "query": "ERROR 1205?"}, format="json")
+        api.post("/api/cases/search", {"query": "ERROR 1205", "sessionId": "m-1"}, format="json")
+        api.post(
+            "/api/sessions/m-1/complete",
+            {"status": "SUCCESS", "answer": "根因：长事务。"},
+            format="json",
+        )
+        api.post("/api/feedback", {"sessionId": "m-1", "feedback": "useful"}, format="json")
+        api.post("/api/feedback", {"sessionId": "m-1", "feedback": "useful"}, format="json")
+
+    after = scrape()
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("diagnosis_sessions_completed_total", status="SUCCESS") == 1
+    assert delta("diagnosis_evidence_score_count") == 1  # scored inline (Q_SYNC)
+    assert delta("diagnosis_evidence_score_bucket", le="64.0") == 0  # it scored 65
+    assert delta("diagnosis_evidence_score_bucket", le="65.0") == 1
+    assert delta("diagnosis_feedback_total", value="useful") == 1  # the repeat changed nothing
+    assert delta("diagnosis_cases_created_total", source="AUTO") == 1
+    assert delta("diagnosis_case_searches_total", level="L0") == 1
+    route = "case-search"
+    assert delta("diagnosis_http_requests_total", route=route, method="POST", status="200") == 1
+    assert delta("diagnosis_http_request_duration_seconds_count", route=route, method="POST") == 1
+    assert (
+        delta("diagnosis_http_requests_total", route="feedback-list", method="POST", status="200")
+        == 2
+    )
+
+
+def test_routes_are_named_never_raw_paths(api) -> None:
+    DiagnosisSessionFactory(session_id="abc-123")
+    api.get("/api/sessions/abc-123")
+    api.get("/api/sessions/does-not-exist")
+    api.get("/no/such/page")
+
+    routes = {dict(labels).get("route") for name, labels in scrape() if "http_requests" in name}
+
+    assert "session-detail" in routes
+    assert "unmatched" in routes
+    assert not any(route and "abc-123" in route for route in routes)
+
+
+def test_the_queue_depth_and_oldest_age_come_from_the_broker(monkeypatch) -> None:
+    from django_q.tasks import async_task
+
+    monkeypatch.setattr("django_q.conf.Conf.SYNC", False)
+    async_task("evaluation.tasks.worker_heartbeat")
+    async_task("evaluation.tasks.worker_heartbeat")
+
+    samples = scrape()
+
+    assert value(samples, "diagnosis_queue_waiting_tasks") == 2
+    assert value(samples, "diagnosis_queue_oldest_task_age_seconds") >= 0
+
+
+def test_an_address_not_allowed_is_refused_with_json(client) -> None:
+    response = client.get("/metrics", REMOTE_ADDR="203.0.113.9")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "permission_denied"
+
+
+def test_a_bearer_token_opens_it_from_anywhere_and_a_wrong_one_does_not(client, settings) -> None:
+    settings.METRICS_BEARER_TOKEN = "s3cret-scrape-token"
+
+    right = client.get(
+        "/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer s3cret-scrape-token"
+    )
+    wrong = client.get("/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer nope")
+    missing = client.get("/metrics", REMOTE_ADDR="203.0.113.9")
+
+    assert right.status_code == 200
+    assert (wrong.status_code, missing.status_code) == (401, 401)
+    assert wrong["WWW-Authenticate"] == "Bearer"
+    assert "s3cret" not in wrong.content.decode()
+
+
+def test_an_allowed_network_may_scrape(client, settings) -> None:
+    import ipaddress
+
+    settings.METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network("10.20.0.0/16")]
+
+    assert client.get("/metrics", REMOTE_ADDR="10.20.3.4").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 403
+
+
+def test_a_bad_allowed_ips_setting_fails_at_start_up() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env={
+            **child_env(),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "METRICS_ALLOWED_IPS": "nope",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert "METRICS_ALLOWED_IPS" in result.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_workers_of_gunicorn_and_qcluster_add_up_in_one_scrape(tmp_path, api) -> None:
+    multiproc = tmp_path / "prometheus"
+    multiproc.mkdir()
+    env = child_env(PROMETHEUS_MULTIPROC_DIR=str(multiproc), Q_POLL="0.1")
+    key = api.raw_key
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    web, base = start_gunicorn(env, workers=2)
+    try:
+        headers = {"Authorization": f"Api-Key {key}", "Content-Type": "application/json"}
+        requests = 40
+        for n in range(requests):
+            body = json.dumps({"sessionId": f"mp-{n}", "query": "q"}).encode()
+            urllib.request.urlopen(
+                urllib.request.Request(f"{base}/api/sessions", data=body, headers=headers),
+                timeout=30,
+            ).close()
+        for n in range(5):
+            body = json.dumps({"status": "SUCCESS", "answer": "a"}).encode()
+            urllib.request.urlopen(
+                urllib.request.Request(
+                    f"{base}/api/sessions/mp-{n}/complete", data=body, headers=headers
+                ),
+                timeout=30,
+            ).close()
+
+        def read() -> dict:
+            with urllib.request.urlopen(f"{base}/metrics", timeout=30) as response:
+                return parse(response.read().decode())
+
+        # The qcluster's workers score the five; their samples join the web workers'.
+        wait_for(
+            lambda: value(read(), "diagnosis_evidence_score_count") == 5,
+            timeout=60,
+            what="the worker's score samples in the scrape",
+        )
+        samples = read()
+        created = value(
+            samples,
+            "diagnosis_http_requests_total",
+            route="session-list",
+            method="POST",
+            status="201",
+        )
+        pids = {p.name.split("_")[-1] for p in multiproc.glob("*.db")}
+    finally:
+        stop_group(web)
+        stop_group(worker)
+
+    assert created == requests  # both gunicorn workers' counts, added up
+    assert value(samples, "diagnosis_sessions_completed_total", status="SUCCESS") == 5
+    assert len(pids) >= 3  # two web workers and at least one task worker wrote samples
+
+
+def test_the_dashboard_and_the_alerts_only_use_metrics_the_service_exports(client) -> None:
+    import re
+
+    import yaml
+
+    exported = {
+        sample.name
+        for family in text_string_to_metric_families(
+            client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
+        )
+        for sample in family.samples
+    } | {"diagnosis_http_request_duration_seconds_bucket", "diagnosis_evidence_score_bucket"}
+    dashboard = json.loads((ROOT / "config/grafana/diagnosis-dashboard.json").read_text())
+    alerts = yaml.safe_load((ROOT / "config/grafana/alerts.yml").read_text())
+    expressions = [t["expr"] for p in dashboard["panels"] for t in p["targets"]] + [
+        rule["expr"] for group in alerts["groups"] for rule in group["rules"]
+    ]
+
+    used = {name for expr in expressions for name in re.findall(r"diagnosis_[a-z_]+", expr)}
+    assert used and used <= exported, used - exported
+    assert all(
+        rule["alert"] and rule["annotations"]["summary"] for rule in alerts["groups"][0]["rules"]
+    )
