@@ -9,6 +9,7 @@ from django.db.models import (
     F,
     Func,
     IntegerField,
+    Q,
     QuerySet,
     TextChoices,
     TextField,
@@ -92,6 +93,16 @@ def sessions_unscored(queryset: QuerySet[DiagnosisSession]) -> QuerySet[Diagnosi
     return queryset.alias(
         evaluation_text=ExpressionWrapper(F("self_evaluation"), output_field=TextField())
     ).filter(evaluation_text__isnull=True)
+
+
+def sessions_scored_before(
+    queryset: QuerySet[DiagnosisSession], *, version: int
+) -> QuerySet[DiagnosisSession]:
+    """Sessions not scored by rule set `version`: an older one, one from before versions
+    were stamped, or none yet. One JSON member read per row (the command walks the table
+    in primary-key batches, so this reads each finished session once)."""
+    queryset = queryset.alias(rules_version=JsonInteger("self_evaluation", "rules_version"))
+    return queryset.filter(Q(rules_version__isnull=True) | Q(rules_version__lt=version))
 
 
 def sessions_in_score_band(

@@ -160,6 +160,9 @@ class SelfEvaluationOutput(serializers.Serializer):
     evidence_score = serializers.IntegerField(min_value=0, max_value=100)
     source = serializers.CharField()
     factors = FactorOutput(many=True)
+    rules_version = serializers.IntegerField(
+        required=False, help_text="The rule set that scored it (absent on older scores)."
+    )
 
 
 @extend_schema_field(SelfEvaluationOutput(allow_null=True))

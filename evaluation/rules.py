@@ -11,6 +11,11 @@ from dataclasses import dataclass, fields
 from typing import TypedDict
 
 SOURCE_RULE = "rule"
+# The rule set's version, stamped in every result (`rules_version`, after the contract's
+# keys). Bump it with any change to STOP_RULES or RULES: `rescore --outdated` then rescores
+# exactly the sessions an older set scored (tests/test_rules.py fails on a change without
+# a bump).
+RULES_VERSION = 1
 SCORE_MIN = 0
 SCORE_MAX = 100
 
@@ -98,6 +103,7 @@ class Evaluation(TypedDict):
     evidence_score: int
     source: str
     factors: list[Factor]
+    rules_version: int
 
 
 def _factor(name: str, delta: int, description: str) -> Factor:
@@ -202,11 +208,38 @@ def evaluate(*, session_status: str, facts: InvocationFacts) -> Evaluation:
 
     for stop in STOP_RULES:
         if stop.condition(session_status, facts):
-            return {"evidence_score": SCORE_MIN, "source": SOURCE_RULE, "factors": [stop.factor()]}
+            return {
+                "evidence_score": SCORE_MIN,
+                "source": SOURCE_RULE,
+                "factors": [stop.factor()],
+                "rules_version": RULES_VERSION,
+            }
 
     factors = [rule.factor(facts) for rule in RULES if rule.condition(facts)]
     return {
         "evidence_score": _clamp(sum(factor["delta"] for factor in factors)),
         "source": SOURCE_RULE,
         "factors": factors,
+        "rules_version": RULES_VERSION,
     }
+
+
+def rules_fingerprint() -> str:
+    """A digest of the rule set as written (names, deltas, descriptions, conditions)."""
+    import hashlib
+    import inspect
+
+    parts = []
+    for rule in (*STOP_RULES, *RULES):
+        description = getattr(rule, "description", "")
+        parts.append(
+            "|".join(
+                [
+                    rule.name,
+                    str(getattr(rule, "delta", 0)),
+                    description if isinstance(description, str) else inspect.getsource(description),
+                    inspect.getsource(rule.condition).strip(),
+                ]
+            )
+        )
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -47,6 +47,7 @@ def test_completing_with_success_stores_the_answer_and_scores_the_session(
             },
             {"name": "l0_exact_match", "delta": 35, "description": "L0 精确匹配命中"},
         ],
+        "rules_version": 1,
     }
 
 

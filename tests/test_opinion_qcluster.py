@@ -78,7 +78,13 @@ def test_the_worker_scores_a_session_then_forms_its_opinion(api, start_qcluster)
         what="the worker to form the opinion",
     )
     evaluation = api.get("/api/sessions/op-e2e").json()["selfEvaluation"]
-    assert list(evaluation) == ["evidence_score", "source", "factors", "llm_opinion"]
+    assert list(evaluation) == [
+        "evidence_score",
+        "source",
+        "factors",
+        "rules_version",
+        "llm_opinion",
+    ]
     assert evaluation["evidence_score"] == 65
     opinion = evaluation["llm_opinion"]
     assert opinion["source"] == "heuristic"

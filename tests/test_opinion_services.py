@@ -22,7 +22,7 @@ from tests.factories import DiagnosisSessionFactory, ToolInvocationFactory
 
 pytestmark = pytest.mark.django_db
 
-RULE_KEYS = ["evidence_score", "source", "factors"]
+RULE_KEYS = ["evidence_score", "source", "factors", "rules_version"]
 
 
 @pytest.fixture(autouse=True)

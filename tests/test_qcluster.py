@@ -94,6 +94,7 @@ def test_a_completed_session_is_scored_by_the_worker(api, qcluster) -> None:
             },
             {"name": "l0_exact_match", "delta": 35, "description": "L0 精确匹配命中"},
         ],
+        "rules_version": 1,
     }
     # The worker's monitor saves the task record just after the task has run.
     wait_for(

@@ -6,15 +6,18 @@ from hypothesis import strategies as st
 
 from evaluation.rules import (
     RULES,
+    RULES_VERSION,
     SCORE_MAX,
     SCORE_MIN,
     SOURCE_RULE,
     STOP_RULES,
     InvocationFacts,
     evaluate,
+    rules_fingerprint,
 )
 
-RESULT_KEYS = ["evidence_score", "source", "factors"]
+# The contract's keys in the contract's order, then the rule set's version.
+RESULT_KEYS = ["evidence_score", "source", "factors", "rules_version"]
 FACTOR_KEYS = ["name", "delta", "description"]
 
 EXECUTION_FAILED = {"name": "execution_failed", "delta": 0, "description": "执行失败"}
@@ -54,7 +57,12 @@ def evaluate_calls(calls, session_status="SUCCESS"):
 
 
 def assert_result(result, score, factors):
-    assert result == {"evidence_score": score, "source": "rule", "factors": factors}
+    assert result == {
+        "evidence_score": score,
+        "source": "rule",
+        "factors": factors,
+        "rules_version": RULES_VERSION,
+    }
     assert list(result) == RESULT_KEYS
     for factor in result["factors"]:
         assert list(factor) == FACTOR_KEYS
@@ -79,6 +87,7 @@ def test_twenty_successful_calls_with_an_l0_hit_score_65():
             },
             {"name": "l0_exact_match", "delta": 35, "description": "L0 精确匹配命中"},
         ],
+        "rules_version": RULES_VERSION,
     }
     assert list(result) == RESULT_KEYS
     assert [list(factor) for factor in result["factors"]] == [FACTOR_KEYS, FACTOR_KEYS]
@@ -350,3 +359,21 @@ def test_any_session_fires_the_rules_its_raw_calls_imply(calls, session_status):
     result = evaluate_calls(calls, session_status=session_status)
 
     assert [factor["name"] for factor in result["factors"]] == expected
+
+
+# Rule set version -> the fingerprint of the rules it names. Changing a rule changes the
+# fingerprint: bump RULES_VERSION and add its line here (a change of layout alone: update
+# the line of the current version).
+FINGERPRINTS = {1: "b3ecb4654ea4fcdf62afaa32f666468212ab3fa3ffd28f4b7efb5dc0ef554001"}
+
+
+def test_the_rules_cannot_change_without_a_new_rules_version() -> None:
+    assert rules_fingerprint() == FINGERPRINTS[RULES_VERSION], (
+        "The rules changed: bump evaluation.rules.RULES_VERSION (rescore --outdated "
+        "then rescores what the old rules scored) and record the new fingerprint."
+    )
+
+
+def test_every_result_names_the_rule_set_that_made_it() -> None:
+    for status, calls in (("FAILED", []), ("SUCCESS", []), ("SUCCESS", [ok(level="L0")])):
+        assert evaluate_calls(calls, session_status=status)["rules_version"] == RULES_VERSION

@@ -20,6 +20,8 @@ SEED_EXAMPLE = {
         {"name": "has_successful_tool_call", "delta": 30, "description": "有成功的工具调用(20次)"},
         {"name": "l0_exact_match", "delta": 35, "description": "L0 精确匹配命中"},
     ],
+    # After the contract's keys: the rule set that scored it.
+    "rules_version": 1,
 }
 
 
@@ -32,7 +34,7 @@ def test_the_seed_example_is_scored_and_stored_exactly() -> None:
 
     stored = DiagnosisSession.objects.get(session_id="seed").self_evaluation
     assert stored == SEED_EXAMPLE
-    assert list(stored) == ["evidence_score", "source", "factors"]
+    assert list(stored) == ["evidence_score", "source", "factors", "rules_version"]
     assert [list(f) for f in stored["factors"]] == [["name", "delta", "description"]] * 2
 
 
@@ -198,3 +200,33 @@ def test_rescore_by_date_range_touches_only_sessions_created_then() -> None:
 def test_rescore_refuses_unclear_requests(args) -> None:
     with pytest.raises((CommandError, SystemExit)):
         call_command("rescore", *args)
+
+
+def test_rescore_outdated_rescores_only_what_an_older_rule_set_scored() -> None:
+    from django.core.management import call_command
+
+    from evaluation.rules import RULES_VERSION
+
+    current = DiagnosisSessionFactory(succeeded=True, session_id="current")
+    ToolInvocationFactory(session=current, match_level="L0")
+    session_evaluate(session_id="current")
+    before = DiagnosisSession.objects.get(session_id="current").updated_at
+    old = DiagnosisSessionFactory(succeeded=True, session_id="old", evidence_score=30)
+    ToolInvocationFactory(session=old, match_level="L0")
+    unstamped = {**SEED_EXAMPLE}
+    unstamped.pop("rules_version")
+    legacy = DiagnosisSessionFactory(succeeded=True, session_id="legacy")
+    DiagnosisSession.objects.filter(pk=legacy.pk).update(self_evaluation=unstamped)
+    older = {**SEED_EXAMPLE, "rules_version": RULES_VERSION - 1}
+    DiagnosisSession.objects.filter(pk=old.pk).update(self_evaluation=older)
+    DiagnosisSessionFactory(session_id="running")
+
+    call_command("rescore", "--outdated", "--no-progress")
+
+    stored = dict(DiagnosisSession.objects.values_list("session_id", "self_evaluation"))
+    assert stored["old"]["rules_version"] == RULES_VERSION
+    assert stored["old"]["evidence_score"] == 65
+    assert stored["legacy"]["rules_version"] == RULES_VERSION
+    assert stored["legacy"]["evidence_score"] == 0  # no invocations: no_tool_call
+    assert stored["running"] is None
+    assert DiagnosisSession.objects.get(session_id="current").updated_at == before

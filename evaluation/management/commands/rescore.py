@@ -13,7 +13,8 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from diagnosis.models import DiagnosisSession
-from diagnosis.selectors import sessions_unscored
+from diagnosis.selectors import sessions_scored_before, sessions_unscored
+from evaluation.rules import RULES_VERSION
 from evaluation.services import (
     OPINION_KEY,
     SCORABLE_STATUSES,
@@ -36,6 +37,11 @@ class Command(BaseCommand):
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--missing", action="store_true", help="only sessions with no score")
         which.add_argument("--all", action="store_true", help="every finished session")
+        which.add_argument(
+            "--outdated",
+            action="store_true",
+            help="sessions scored by an older rule set (or unscored): after a rule change",
+        )
         parser.add_argument("--since", type=_day, help="created on or after this day (YYYY-MM-DD)")
         parser.add_argument("--until", type=_day, help="created on or before this day (YYYY-MM-DD)")
         parser.add_argument("--batch", type=int, default=1000, help="sessions per batch")
@@ -47,8 +53,16 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not (options["missing"] or options["all"] or options["since"] or options["until"]):
-            raise CommandError("Say which sessions: --missing, --all, or --since/--until.")
+        if not (
+            options["missing"]
+            or options["all"]
+            or options["outdated"]
+            or options["since"]
+            or options["until"]
+        ):
+            raise CommandError(
+                "Say which sessions: --missing, --all, --outdated, or --since/--until."
+            )
         if options["batch"] < 1:
             raise CommandError("--batch must be at least 1.")
         if options["since"] and options["until"] and options["since"] > options["until"]:
@@ -135,10 +149,14 @@ def _day(value: str) -> date:
         raise CommandError(f"not a day (YYYY-MM-DD): {value!r}") from None
 
 
-def _selection(*, missing: bool, since: date | None, until: date | None, **_: Any):  # type: ignore[no-untyped-def]
+def _selection(  # type: ignore[no-untyped-def]
+    *, missing: bool, since: date | None, until: date | None, outdated: bool = False, **_: Any
+):
     sessions = DiagnosisSession.objects.filter(status__in=SCORABLE_STATUSES)
     if missing:
         sessions = sessions_unscored(sessions)
+    if outdated:
+        sessions = sessions_scored_before(sessions, version=RULES_VERSION)
     zone = timezone.get_current_timezone()
     if since:
         sessions = sessions.filter(created_at__gte=datetime.combine(since, clock.min, zone))
