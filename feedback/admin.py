@@ -7,7 +7,9 @@ from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
@@ -16,11 +18,18 @@ from diagnosis.admin import (
     EvidenceScoreBandFilter,
     SessionAdminBase,
     SessionChangeList,
+    score_badge,
     session_change_url,
 )
 from diagnosis.selectors import session_invocations
-from feedback.models import BadCase, BadCaseReview, ReviewState
-from feedback.selectors import OPEN_REVIEW_STATES, REVIEW_STATE
+from feedback.models import BadCase, BadCaseReview, ReviewState, UsefulWithoutEvidence
+from feedback.selectors import (
+    CONFIDENT_MIN_SCORE,
+    OPEN_REVIEW_STATES,
+    REVIEW_STATE,
+    sessions_confident_but_wrong,
+    sessions_useful_without_evidence,
+)
 from feedback.services import bad_case_review_save, bad_cases_mark
 
 # Above this many calls the bad-case page shows the first ones and links to the session.
@@ -51,6 +60,22 @@ class ReviewStateFilter(admin.SimpleListFilter):
             # An inner join on the review's state: the database starts from the reviews
             # in that state (index state, reviewed_at) instead of reading every bad case.
             return queryset.filter(review__state=value)
+        return queryset
+
+
+class DisagreementFilter(admin.SimpleListFilter):
+    """Bad cases with a high score: the tools found the evidence and the answer still
+    failed. Review these first (the bad-case list links here above its rows)."""
+
+    title = _("disagreement")
+    parameter_name = "disagreement"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [("confident", _("Confident but wrong (score ≥ 65)"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "confident":
+            return sessions_confident_but_wrong(queryset)
         return queryset
 
 
@@ -103,11 +128,13 @@ class BadCaseAdmin(SessionAdminBase):
         "session_link",
     )
     list_filter = (
+        DisagreementFilter,
         ReviewStateFilter,
         EvidenceScoreBandFilter,
         ("created_at", admin.DateFieldListFilter),
     )
     list_select_related = ("review",)
+    change_list_template = "admin/feedback/badcase/change_list.html"
     fieldsets = (
         (_("Review"), {"fields": ("review_state", "review_note", "reviewed")}),
         (
@@ -156,6 +183,26 @@ class BadCaseAdmin(SessionAdminBase):
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return BadCaseChangeList
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        # The queue to work first, above the rows: open bad cases the tools backed well.
+        extra_context = {
+            **(extra_context or {}),
+            "confident_queue_url": "?"
+            + urlencode({"disagreement": "confident", "review_state": "open"}),
+            "confident_min_score": CONFIDENT_MIN_SCORE,
+            "unbacked_url": reverse("admin:feedback_usefulwithoutevidence_changelist"),
+        }
+        return super().changelist_view(request, extra_context)
+
+    @admin.display(description=_("evidence score"))
+    def score_column(self, obj: BadCase) -> SafeString:
+        badge = score_badge(obj.score)
+        if obj.score is not None and obj.score >= CONFIDENT_MIN_SCORE:
+            return format_html(
+                '{} <span class="confident-but-wrong">{}</span>', badge, _("confident but wrong")
+            )
+        return badge
 
     def save_model(
         self, request: HttpRequest, obj: BadCase, form: forms.Form, change: bool
@@ -299,3 +346,26 @@ class BadCaseAdmin(SessionAdminBase):
             % {"count": count, "state": ReviewState(state).label},
             messages.SUCCESS,
         )
+
+
+@admin.register(UsefulWithoutEvidence)
+class UsefulWithoutEvidenceAdmin(SessionAdminBase):
+    """Useful answers scored below 40: what the agent knew that its tools did not find.
+    Read-only; open a session to make a case or a doc from it."""
+
+    list_display = ("session_id", "query_excerpt", "score_column", "feedback_at", "created_at")
+    list_filter = (("created_at", admin.DateFieldListFilter),)
+    readonly_fields = ("session_id",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return sessions_useful_without_evidence(super().get_queryset(request))
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return obj is None and super().has_change_permission(request)
+
+    def get_list_display_links(self, request: HttpRequest, list_display: Any) -> None:
+        return None
+
+    @admin.display(description=_("session id"), ordering="session_id")
+    def session_id(self, obj: UsefulWithoutEvidence) -> SafeString:
+        return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)

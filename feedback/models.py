@@ -60,3 +60,21 @@ class BadCase(DiagnosisSession):
         proxy = True
         verbose_name = _("bad case")
         verbose_name_plural = _("bad cases")
+
+
+class UsefulWithoutEvidenceManager(models.Manager):
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().filter(feedback=Feedback.USEFUL)
+
+
+class UsefulWithoutEvidence(DiagnosisSession):
+    """Useful answers the tools barely backed (score below 40): knowledge the agent had
+    that its tools lack, worth turning into docs or cases. The score filter is applied by
+    its admin (feedback/selectors.py), the feedback here."""
+
+    objects = UsefulWithoutEvidenceManager()
+
+    class Meta:
+        proxy = True
+        verbose_name = _("useful without evidence")
+        verbose_name_plural = _("useful without evidence")

@@ -207,3 +207,25 @@ def _score_bands(window: QuerySet[DiagnosisSession]) -> tuple[tuple[BandSplit, .
 
 def _local_midnight(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, datetime.min.time()))
+
+
+# --- Disagreement queues --------------------------------------------------------------------
+
+# A high score that users still called not useful: the evidence was there and the answer
+# failed anyway. A low score on a useful answer: the knowledge was not in the tools.
+CONFIDENT_MIN_SCORE = 65
+UNBACKED_MAX_SCORE = 39
+
+
+def sessions_confident_but_wrong(queryset: QuerySet) -> QuerySet:
+    """Of these bad cases, those scored CONFIDENT_MIN_SCORE or more."""
+    return queryset.alias(disagreement_score=EVIDENCE_SCORE).filter(
+        disagreement_score__gte=CONFIDENT_MIN_SCORE
+    )
+
+
+def sessions_useful_without_evidence(queryset: QuerySet) -> QuerySet:
+    """Of these useful sessions, those scored below 40 (pending ones are not judged)."""
+    return queryset.alias(disagreement_score=EVIDENCE_SCORE).filter(
+        disagreement_score__lte=UNBACKED_MAX_SCORE
+    )

@@ -66,6 +66,12 @@ ADMIN_PAGES: list[tuple[str, str, str]] = [
         "changelist",
         "/admin/feedback/badcase/?review_state=open&score_band=65%2B",
     ),
+    (
+        "bad cases confident but wrong (open)",
+        "changelist",
+        "/admin/feedback/badcase/?disagreement=confident&review_state=open",
+    ),
+    ("useful without evidence", "changelist", "/admin/feedback/usefulwithoutevidence/"),
     ("case library", "changelist", "/admin/caselibrary/caselibrary/"),
     (
         "case library still GENERAL",

@@ -1,0 +1,72 @@
+"""The disagreement queues: bad cases the tools backed well, useful answers they did not."""
+
+import pytest
+from django.urls import reverse
+
+from tests.factories import DiagnosisSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+BAD_CASES = reverse("admin:feedback_badcase_changelist")
+UNBACKED = reverse("admin:feedback_usefulwithoutevidence_changelist")
+
+
+@pytest.fixture
+def sessions(db):  # type: ignore[no-untyped-def]
+    return {
+        "confident-wrong": DiagnosisSessionFactory(not_useful=True, evidence_score=65),
+        "confident-wrong-85": DiagnosisSessionFactory(not_useful=True, evidence_score=85),
+        "weak-wrong": DiagnosisSessionFactory(not_useful=True, evidence_score=20),
+        "useful-unbacked": DiagnosisSessionFactory(useful=True, evidence_score=20),
+        "useful-zero": DiagnosisSessionFactory(useful=True, evidence_score=0),
+        "useful-backed": DiagnosisSessionFactory(useful=True, evidence_score=40),
+        "useful-pending": DiagnosisSessionFactory(useful=True),
+        "no-feedback-low": DiagnosisSessionFactory(succeeded=True, evidence_score=10),
+    }
+
+
+def listed(page: str, sessions: dict) -> set[str]:
+    return {name for name, s in sessions.items() if f">{s.session_id}<" in page}
+
+
+def test_the_bad_case_list_points_to_the_confident_but_wrong_queue_first(
+    admin_client, sessions
+) -> None:
+    page = admin_client.get(BAD_CASES).content.decode()
+
+    assert 'id="confident-but-wrong-queue"' in page
+    assert "disagreement=confident" in page and "review_state=open" in page
+    assert page.count('class="confident-but-wrong"') == 2
+
+
+def test_the_confident_but_wrong_queue_lists_high_scored_bad_cases_only(
+    admin_client, sessions
+) -> None:
+    page = admin_client.get(BAD_CASES, {"disagreement": "confident", "review_state": "open"})
+
+    assert listed(page.content.decode(), sessions) == {"confident-wrong", "confident-wrong-85"}
+
+
+def test_useful_without_evidence_lists_useful_answers_scored_below_40(
+    admin_client, sessions
+) -> None:
+    page = admin_client.get(UNBACKED).content.decode()
+
+    assert listed(page, sessions) == {"useful-unbacked", "useful-zero"}
+
+
+@pytest.mark.parametrize("more", [0, 15])
+def test_the_queues_take_a_fixed_number_of_queries(
+    admin_client, sessions, django_assert_max_num_queries, more
+) -> None:
+    DiagnosisSessionFactory.create_batch(more, useful=True, evidence_score=5)
+    DiagnosisSessionFactory.create_batch(more, not_useful=True, evidence_score=70)
+
+    with django_assert_max_num_queries(6):
+        assert admin_client.get(UNBACKED).status_code == 200
+    with django_assert_max_num_queries(6):
+        assert admin_client.get(BAD_CASES, {"disagreement": "confident"}).status_code == 200
+
+
+def test_staff_without_permission_cannot_open_the_queue(staff_client, sessions) -> None:
+    assert staff_client.get(UNBACKED).status_code == 403
