@@ -27,7 +27,7 @@ from tests.bench import procs
 
 DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/diagnosis_bench"
 RESULTS = procs.ROOT / "bench-results"
-STEPS = ("load", "scoring", "opinion", "rescore", "admin", "search")
+STEPS = ("load", "scoring", "opinion", "rescore", "admin", "export", "search")
 
 
 @dataclass(frozen=True)
@@ -564,6 +564,11 @@ class Benchmark:
                 self.rescore()
             if "admin" in self.options.only:
                 self.admin()
+            if "export" in self.options.only:
+                from tests.bench import export
+
+                log("exports")
+                self.results["exports"] = export.run(env=self.env, logs=self.logs)
             if "search" in self.options.only:
                 self.search()
         finally:

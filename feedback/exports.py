@@ -1,0 +1,165 @@
+"""Exports of the case library and the bad cases, as CSV or JSON Lines, streamed.
+
+Rows are read in primary-key batches (keyset, never OFFSET) and written out batch by
+batch, so a million rows never sit in memory: the admin streams them to the browser, the
+`export` command to a file or standard output. The same columns either way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, QuerySet
+
+from caselibrary.models import CaseLibrary
+from diagnosis.selectors import EVIDENCE_SCORE
+from feedback.models import BadCase
+from feedback.selectors import REVIEW_STATE
+
+BATCH = 2_000
+FORMATS = ("csv", "jsonl")
+
+
+@dataclass(frozen=True)
+class Export:
+    name: str
+    columns: tuple[str, ...]
+    key: str
+    # The queryset annotated with every column that is not a field of its own.
+    rows: Callable[[QuerySet], QuerySet]
+
+
+def _case_rows(queryset: QuerySet) -> QuerySet:
+    # The reuse figures over one LEFT JOIN on the case_reuse primary key.
+    return queryset.annotate(
+        session_id=F("diagnosis_id"),
+        l0_hits=F("reuse__l0_hits"),
+        l1_hits=F("reuse__l1_hits"),
+        sessions_useful=F("reuse__sessions_useful"),
+        sessions_not_useful=F("reuse__sessions_not_useful"),
+        stale=F("reuse__stale"),
+    )
+
+
+def _bad_case_rows(queryset: QuerySet) -> QuerySet:
+    return queryset.annotate(
+        evidence_score=EVIDENCE_SCORE,
+        review_state_value=REVIEW_STATE,
+        review_note=F("review__note"),
+        reviewed_by=F("review__reviewed_by"),
+        reviewed_at=F("review__reviewed_at"),
+    )
+
+
+CASES = Export(
+    name="cases",
+    columns=(
+        "case_id",
+        "session_id",
+        "source_type",
+        "fault_category",
+        "error_code",
+        "title",
+        "root_cause",
+        "solution",
+        "created_by",
+        "updated_by",
+        "created_at",
+        "updated_at",
+        "l0_hits",
+        "l1_hits",
+        "sessions_useful",
+        "sessions_not_useful",
+        "stale",
+    ),
+    key="case_id",
+    rows=_case_rows,
+)
+BAD_CASES = Export(
+    name="bad_cases",
+    columns=(
+        "session_id",
+        "user_id",
+        "query",
+        "answer",
+        "evidence_score",
+        "self_evaluation",
+        "review_state",
+        "review_note",
+        "reviewed_by",
+        "reviewed_at",
+        "feedback_at",
+        "created_at",
+    ),
+    key="id",
+    rows=_bad_case_rows,
+)
+EXPORTS = {export.name: export for export in (CASES, BAD_CASES)}
+
+
+def export_querysets() -> dict[str, QuerySet]:
+    """Everything an export may read, before any filter."""
+    return {"cases": CaseLibrary.objects.all(), "bad_cases": BadCase.objects.all()}
+
+
+def export_rows(export: Export, queryset: QuerySet) -> Iterator[dict[str, Any]]:
+    """The rows of `queryset` (filtered as the caller likes) in primary-key order,
+    BATCH at a time."""
+    last = None
+    ordered = queryset.order_by(export.key)
+    while True:
+        page = ordered if last is None else ordered.filter(**{f"{export.key}__gt": last})
+        keyed = export.rows(page).annotate(_key=F(export.key))
+        batch = list(keyed.values(*_value_names(export), "_key")[:BATCH])
+        if not batch:
+            return
+        for row in batch:
+            last = row.pop("_key")
+            if "review_state_value" in row:
+                row["review_state"] = row.pop("review_state_value")
+            yield {column: row.get(column) for column in export.columns}
+
+
+def _value_names(export: Export) -> list[str]:
+    return [c if c != "review_state" else "review_state_value" for c in export.columns]
+
+
+def export_lines(export: Export, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[str]:
+    """The text of the export, a row (or the CSV header) at a time."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}: one of {', '.join(FORMATS)}")
+    if fmt == "jsonl":
+        for row in rows:
+            yield json.dumps({k: _plain(v) for k, v in row.items()}, ensure_ascii=False) + "\n"
+        return
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def line(values: Iterable[Any]) -> str:
+        writer.writerow(values)
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    yield line(export.columns)
+    for row in rows:
+        yield line(_csv_value(row[column]) for column in export.columns)
+
+
+def _plain(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return _plain(value)

@@ -1,0 +1,33 @@
+"""Export the case library or the bad cases as CSV or JSON Lines, in primary-key batches."""
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from feedback.exports import EXPORTS, FORMATS, export_lines, export_querysets, export_rows
+
+
+class Command(BaseCommand):
+    help = (
+        "Write every case (`cases`) or every bad case with its factors and review state "
+        "(`bad_cases`) as CSV or JSON Lines, read a few thousand rows at a time."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("what", choices=sorted(EXPORTS))
+        parser.add_argument("--format", choices=FORMATS, default="csv")
+        parser.add_argument("--output", help="a file (standard output when absent)")
+
+    def handle(
+        self, *args: Any, what: str, format: str, output: str | None, **options: Any
+    ) -> None:
+        export = EXPORTS[what]
+        lines = export_lines(export, export_rows(export, export_querysets()[what]), format)
+        if output is None:
+            for line in lines:
+                sys.stdout.write(line)
+            return
+        with open(output, "w", encoding="utf-8", newline="") as out:
+            for line in lines:
+                out.write(line)

@@ -1,0 +1,110 @@
+"""Exports of cases and bad cases: CSV and JSON Lines, streamed in primary-key batches."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from caselibrary.models import CaseReuse
+from tests.factories import BadCaseReviewFactory, CaseLibraryFactory, DiagnosisSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def command(*args: str) -> str:
+    out = io.StringIO()
+    call_command("export", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_cases_export_as_csv_in_key_order_with_awkward_text_intact(capsys) -> None:
+    awkward = CaseLibraryFactory(
+        title='磁盘满了, "again"',
+        root_cause="line one\nline two, with a comma",
+        solution="1. 清理日志\n2. df -h",
+        error_code="ENOSPC",
+    )
+    other = CaseLibraryFactory(title="plain")
+    CaseReuse.objects.create(case=awkward, l0_hits=3, sessions_useful=2, stale=False)
+
+    call_command("export", "cases")
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+
+    assert [r["case_id"] for r in rows] == sorted([awkward.case_id, other.case_id])
+    row = next(r for r in rows if r["case_id"] == awkward.case_id)
+    assert row["title"] == '磁盘满了, "again"'
+    assert row["root_cause"] == "line one\nline two, with a comma"
+    assert (row["error_code"], row["l0_hits"], row["sessions_useful"]) == ("ENOSPC", "3", "2")
+    blank = next(r for r in rows if r["case_id"] == other.case_id)
+    assert (blank["l0_hits"], blank["stale"]) == ("", "")
+
+
+def test_bad_cases_export_as_json_lines_with_factors_and_review_state(capsys) -> None:
+    DiagnosisSessionFactory(useful=True, evidence_score=65)  # not a bad case
+    new = DiagnosisSessionFactory(not_useful=True, evidence_score=30, session_id="bad-new")
+    reviewed = BadCaseReviewFactory(note="答案漏了根因", session__session_id="bad-seen")
+
+    call_command("export", "bad_cases", "--format", "jsonl")
+    lines = capsys.readouterr().out.splitlines()
+    rows = {row["session_id"]: row for row in map(json.loads, lines)}
+
+    assert set(rows) == {"bad-new", "bad-seen"}
+    assert rows["bad-new"]["review_state"] == "new"
+    assert rows["bad-new"]["evidence_score"] == 30
+    assert rows["bad-new"]["self_evaluation"]["factors"] == new.self_evaluation["factors"]
+    assert rows["bad-seen"]["review_state"] == "triaged"
+    assert rows["bad-seen"]["review_note"] == "答案漏了根因"
+    assert rows["bad-seen"]["reviewed_by"] == reviewed.reviewed_by
+    assert list(rows["bad-new"]) == [
+        "session_id",
+        "user_id",
+        "query",
+        "answer",
+        "evidence_score",
+        "self_evaluation",
+        "review_state",
+        "review_note",
+        "reviewed_by",
+        "reviewed_at",
+        "feedback_at",
+        "created_at",
+    ]
+
+
+def test_an_export_reads_in_batches_and_writes_each_row_once(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr("feedback.exports.BATCH", 2)
+    cases = CaseLibraryFactory.create_batch(7)
+    target = tmp_path / "cases.jsonl"
+
+    call_command("export", "cases", "--format", "jsonl", "--output", str(target))
+
+    ids = [json.loads(line)["case_id"] for line in target.read_text().splitlines()]
+    assert ids == sorted(c.case_id for c in cases)
+
+
+def test_the_admin_streams_the_list_as_filtered(admin_client) -> None:
+    DiagnosisSessionFactory(not_useful=True, session_id="open-one")
+    BadCaseReviewFactory(session__session_id="triaged-one")
+
+    response = admin_client.get("/admin/export/bad_cases.csv", {"review_state": "triaged"})
+
+    assert response.status_code == 200
+    assert response.streaming
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [r["session_id"] for r in rows] == ["triaged-one"]
+
+
+def test_the_case_list_links_to_its_exports(admin_client) -> None:
+    page = admin_client.get("/admin/caselibrary/caselibrary/", {"still_general": "yes"})
+
+    assert "/admin/export/cases.csv?still_general=yes" in page.content.decode()
+
+
+def test_an_export_needs_the_view_permission_and_a_known_name(staff_client, admin_client) -> None:
+    assert staff_client.get("/admin/export/cases.csv").status_code == 403
+    assert admin_client.get("/admin/export/sessions.csv").status_code == 404
+    assert admin_client.get("/admin/export/cases.xml").status_code == 404
