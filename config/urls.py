@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 from caselibrary.views import CaseViewSet
 from config import errors
 from diagnosis.views import SessionViewSet
+from feedback.attribution import attribution_view
 from feedback.export_views import export_view
 from feedback.overview import overview_view
 from feedback.views import FeedbackViewSet
@@ -16,6 +17,11 @@ router.register("cases", CaseViewSet, basename="case")
 router.register("feedback", FeedbackViewSet, basename="feedback")
 
 urlpatterns = [
+    path(
+        "admin/overview/attribution/",
+        admin.site.admin_view(attribution_view),
+        name="admin-attribution",
+    ),
     path("admin/overview/", admin.site.admin_view(overview_view), name="admin-overview"),
     path(
         "admin/export/<str:name>.<str:fmt>",

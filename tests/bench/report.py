@@ -186,11 +186,11 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
             continue
         ref = at_ref.get(name)
         value = f"{page['median_ms']:.0f} ms, {page['statements']} statements"
-        if page["kind"] in ("changelist", "scan") and ref and ref.get("available"):
+        if page["kind"] in ("changelist", "scan", "uncached") and ref and ref.get("available"):
             ratio = page["median_ms"] / ref["median_ms"] if ref["median_ms"] else None
             # Kind "scan" reads the whole table by design (a word no question holds):
             # it grows with the table, so it is reported, not held.
-            held = page["kind"] == "changelist"
+            held = page["kind"] in ("changelist", "uncached")
             rows.append(
                 Row(
                     f"admin: {name}",
