@@ -313,6 +313,12 @@ LOGGING = {
     },
 }
 
+# The scoring sweep (a scheduled task, once a minute) scores SUCCESS sessions still
+# unscored this many seconds after completion: their task was lost (a worker killed on
+# the Redis broker). Only sessions of the last SCORING_SWEEP_WINDOW_HOURS are looked at.
+SCORING_SWEEP_AFTER = env_int("SCORING_SWEEP_AFTER", 120, minimum=1)
+SCORING_SWEEP_WINDOW_HOURS = env_int("SCORING_SWEEP_WINDOW_HOURS", 24, minimum=1)
+
 # /readyz fails when no task-queue worker has sent a heartbeat for this long (seconds);
 # 0 leaves the worker out of readiness.
 READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)

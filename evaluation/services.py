@@ -4,6 +4,7 @@ import json
 import logging
 import socket
 from collections.abc import Collection, Mapping, Sequence
+from datetime import timedelta
 from functools import lru_cache
 
 from django.conf import settings
@@ -12,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from config import metrics
-from diagnosis.models import SessionStatus
+from diagnosis.models import DiagnosisSession, SessionStatus
 from evaluation.models import OpinionBudget, WorkerHeartbeat
 from evaluation.opinion.base import (
     Opinion,
@@ -308,6 +309,31 @@ def sessions_opinion_form(
         cursor.execute(sql, params)
         written = cursor.rowcount
     return written, failed
+
+
+def sessions_score_overdue(*, older_than_seconds: int, window_hours: int, limit: int) -> int:
+    """Score SUCCESS sessions completed more than `older_than_seconds` ago that still have
+    no score, among those created in the last `window_hours`: the ones whose scoring task
+    was lost. A worker killed while holding a task loses it on the Redis broker (it has
+    no redelivery; the ORM broker redelivers after Q_RETRY). Bounded to the window, so a
+    minute's sweep reads that window's SUCCESS sessions off (status, created_at), not the
+    table; older gaps are for `rescore --missing`. Returns how many were scored."""
+    from diagnosis.selectors import sessions_unscored
+
+    now = timezone.now()
+    overdue = sessions_unscored(
+        DiagnosisSession.objects.filter(
+            status=SessionStatus.SUCCESS,
+            created_at__gte=now - timedelta(hours=window_hours),
+            finished_at__lt=now - timedelta(seconds=older_than_seconds),
+        )
+    )
+    batch = list(overdue.order_by("created_at").values_list("session_id", "status")[:limit])
+    if not batch:
+        return 0
+    scored = sessions_evaluate(sessions=batch)
+    logger.warning("scoring sweep: scored %d sessions whose task was lost", scored)
+    return scored
 
 
 def heartbeat_record() -> None:

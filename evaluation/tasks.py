@@ -12,6 +12,7 @@ from evaluation.services import (
     opinions_enabled,
     session_evaluate,
     session_opinion_form,
+    sessions_score_overdue,
 )
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,18 @@ def opinion_task_timeout() -> int:
 def scoring_enqueue(*, session_id: str) -> None:
     """Score the session after the current transaction commits."""
     enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
+
+
+def scoring_sweep() -> int:
+    """Scheduled every minute: score what a lost task left unscored."""
+    return sessions_score_overdue(
+        older_than_seconds=settings.SCORING_SWEEP_AFTER,
+        window_hours=settings.SCORING_SWEEP_WINDOW_HOURS,
+        limit=SWEEP_BATCH,
+    )
+
+
+SWEEP_BATCH = 2_000
 
 
 def worker_heartbeat() -> None:

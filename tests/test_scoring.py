@@ -230,3 +230,28 @@ def test_rescore_outdated_rescores_only_what_an_older_rule_set_scored() -> None:
     assert stored["legacy"]["evidence_score"] == 0  # no invocations: no_tool_call
     assert stored["running"] is None
     assert DiagnosisSession.objects.get(session_id="current").updated_at == before
+
+
+def test_the_sweep_scores_completed_sessions_whose_task_was_lost(settings) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.tasks import scoring_sweep
+
+    settings.SCORING_SWEEP_AFTER = 60
+    long_ago = timezone.now() - timedelta(minutes=5)
+    lost = DiagnosisSessionFactory(succeeded=True, session_id="lost", finished_at=long_ago)
+    ToolInvocationFactory(session=lost, match_level="L0")
+    DiagnosisSessionFactory(succeeded=True, session_id="just-now")  # its task may still come
+    DiagnosisSessionFactory(succeeded=True, session_id="scored", evidence_score=30)
+    DiagnosisSession.objects.filter(session_id="scored").update(finished_at=long_ago)
+    DiagnosisSessionFactory(failed=True, session_id="failed", finished_at=long_ago)
+
+    assert scoring_sweep() == 1
+
+    stored = dict(DiagnosisSession.objects.values_list("session_id", "self_evaluation"))
+    assert stored["lost"]["evidence_score"] == 65
+    assert stored["just-now"] is None and stored["failed"] is None
+    assert stored["scored"]["evidence_score"] == 30
+    assert scoring_sweep() == 0
