@@ -34,7 +34,7 @@ from caselibrary.search_text import CODE_PREFIX, key_hash, normalise_text, token
 logger = logging.getLogger(__name__)
 
 CURRENT = "CURRENT"
-FORMAT = 1
+FORMAT = 2
 # Lucene's BM25 variant: a term's contribution is idf * tf / (tf + k1 * length norm), so it
 # never exceeds its idf, which makes "share of the query's weight matched" a bounded score.
 K1, B = 1.2, 0.75
@@ -158,7 +158,15 @@ def build(
 def _write_shard(work: Path, number: int, docs: list[np.ndarray], vocab: dict[str, int]) -> int:
     retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
     retriever.index((docs, vocab), create_empty_token=False, show_progress=False)
-    retriever.save(str(work / f"shard-{number:04d}"))
+    path = work / f"shard-{number:04d}"
+    retriever.save(str(path))
+    # The vocabulary as a sorted table of term hashes: a process maps terms to ids by
+    # binary search instead of holding bm25s's vocabulary dict per shard (at a million
+    # cases, twenty dicts of 100,000 strings were most of a serving process's memory).
+    table = np.empty(len(vocab), dtype=[("key", "<i8"), ("doc", "<i4")])
+    table["key"] = np.fromiter((key_hash(t) for t in vocab), np.int64, len(vocab))
+    table["doc"] = np.fromiter(vocab.values(), np.int32, len(vocab))
+    np.save(path / "terms.npy", np.sort(table, order=["key", "doc"]))
     return len(vocab)
 
 
@@ -194,25 +202,39 @@ class _Shard:
 
     def __init__(self, path: Path, offset: int, size: int) -> None:
         self.offset, self.size = offset, size
-        self.retriever = bm25s.BM25.load(str(path), mmap=True)
+        self.retriever = bm25s.BM25.load(str(path), mmap=True, load_vocab=False)
+        self.terms = _Lookup(np.load(path / "terms.npy"))
         df = np.diff(np.asarray(self.retriever.scores["indptr"])).astype(np.float64)
         n = float(size)
         # Lucene's idf, per term, as bm25s scored it.
         self.idf = np.log1p((n - df + 0.5) / (df + 0.5))
         self.unseen_weight = math.log1p((n + 0.5) / 0.5) * UNSEEN_TERM_WEIGHT
 
-    def relevance(self, unique: list[str]) -> np.ndarray:
-        ids = self.retriever.get_tokens_ids(unique)
-        weight = float(self.idf[ids].sum()) + self.unseen_weight * (len(unique) - len(ids))
+    def term_ids(self, hashes: np.ndarray) -> list[int]:
+        """The ids of the terms (by hash) this shard has seen."""
+        keys = self.terms.keys
+        if not len(keys) or not len(hashes):
+            return []
+        at = np.minimum(np.searchsorted(keys, hashes), len(keys) - 1)
+        return self.terms.docs[at[keys[at] == hashes]].tolist()
+
+    def relevance(self, hashes: np.ndarray) -> np.ndarray:
+        ids = self.term_ids(hashes)
+        weight = float(self.idf[ids].sum()) + self.unseen_weight * (len(hashes) - len(ids))
         if not ids or weight <= 0:
             return np.zeros(self.size, dtype=np.float32)
         return self.retriever.get_scores_from_ids(ids) / weight
 
-    def bare(self, unique: list[str]) -> np.ndarray:
-        ids = self.retriever.get_tokens_ids(unique)
+    def bare(self, hashes: np.ndarray) -> np.ndarray:
+        ids = self.term_ids(hashes)
         if not ids:
             return np.zeros(self.size, dtype=np.float32)
         return self.retriever.get_scores_from_ids(ids)
+
+
+def term_hashes(terms: list[str]) -> np.ndarray:
+    """The distinct terms of a query, as the hashes shards look their ids up by."""
+    return np.fromiter((key_hash(t) for t in dict.fromkeys(terms)), np.int64)
 
 
 class CaseIndex:
@@ -292,14 +314,14 @@ class CaseIndex:
         the service against."""
         if not self.shards or not terms:
             return None
-        unique = list(dict.fromkeys(terms))
-        return np.concatenate([shard.bare(unique) for shard in self.shards])
+        hashes = term_hashes(terms)
+        return np.concatenate([shard.bare(hashes) for shard in self.shards])
 
     def _relevance(self, terms: list[str]) -> np.ndarray | None:
         if not self.shards or not terms:
             return None
-        unique = list(dict.fromkeys(terms))
-        parts = [shard.relevance(unique) for shard in self.shards]
+        hashes = term_hashes(terms)
+        parts = [shard.relevance(hashes) for shard in self.shards]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _case_id(self, doc: int) -> str:

@@ -207,14 +207,14 @@ def bare(index_dir: Path, texts: list[str]) -> dict[str, Any]:
     scoring (`get_scores_from_ids` of each shard) and the top-k selection are timed."""
     import numpy as np
 
-    from caselibrary.search_index import CaseIndex, current_version
+    from caselibrary.search_index import CaseIndex, current_version, term_hashes
     from caselibrary.search_text import tokenize
 
     index = CaseIndex(index_dir / current_version(index_dir))
     prepared = []
     for text in texts:
-        unique = list(dict.fromkeys(tokenize(text)))
-        per_shard = [shard.retriever.get_tokens_ids(unique) for shard in index.shards]
+        hashes = term_hashes(tokenize(text))
+        per_shard = [shard.term_ids(hashes) for shard in index.shards]
         if any(per_shard):
             prepared.append(per_shard)
     samples = []
