@@ -133,7 +133,11 @@ class CaseSearch(models.Model):
         db_table = "case_search"
         verbose_name = _("case search")
         verbose_name_plural = _("case searches")
-        indexes = [models.Index(fields=["session", "query_key"], name="idx_case_search_session")]
+        indexes = [
+            models.Index(fields=["session", "query_key"], name="idx_case_search_session"),
+            # The outcome sweep reads the last days' searches.
+            models.Index(fields=["created_at"], name="idx_case_search_created"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id}: {self.match_level}"
@@ -219,6 +223,7 @@ class CaseIndexState(models.Model):
     cases = models.IntegerField(default=0)
     build_seconds = models.FloatField(default=0)
     findability = models.JSONField(null=True, blank=True)
+    outcomes_swept_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "case_index_state"

@@ -71,8 +71,12 @@ _COPY_FROM_SESSION = (
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
 # The opening of the question and answer, all the structuring reads.
+# The opening of the question and answer to structure the case from, and (riding along,
+# so that making a case costs no extra round trip) whether a search-index rebuild is
+# already pending.
 _TEXT_TO_STRUCTURE = (
-    "SELECT SUBSTR(query, 1, %s), SUBSTR(answer, 1, %s) FROM diagnosis_session "
+    "SELECT SUBSTR(query, 1, %s), SUBSTR(answer, 1, %s), "
+    "(SELECT requested_at FROM case_index_state WHERE id = 1) FROM diagnosis_session "
     "WHERE session_id = %s"
 )
 _RECORD_PROPOSAL = (
@@ -135,6 +139,9 @@ def case_copy_from_session(*, session_id: str) -> str:
                 ],
             )
             transaction.on_commit(partial(metrics.case_created, SourceType.AUTO.value))
+            # The new case joins the search index: a rebuild is asked for after the commit.
+            requested = _as_datetime(text[2]) if text else None
+            transaction.on_commit(partial(_request_rebuild_now, requested=requested))
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -504,28 +511,38 @@ def _request_rebuild_now(*, requested: datetime | None = _UNREAD) -> None:
     _pending_until["at"] = time.monotonic() + margin
 
 
-# Whether the session found any case, and whether a rebuild is pending: one round trip,
-# as it runs after every feedback that changes something.
-_AFTER_FEEDBACK = (
-    "SELECT EXISTS (SELECT 1 FROM case_search_hit WHERE session_id = %s), "
-    "(SELECT requested_at FROM case_index_state WHERE id = 1)"
-)
+def _as_datetime(value: Any) -> datetime | None:
+    """A DATETIME column read by a raw query: SQLite gives its text, MySQL a naive UTC."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value
 
 
-def case_feedback_recorded(*, session_id: str, made_case: bool) -> None:
-    """What the case library does when a session's feedback changes (after the commit):
-    the cases it found are recounted; a case made from it asks for an index rebuild."""
-    with connection.cursor() as cursor:
-        cursor.execute(_AFTER_FEEDBACK, [session_id])
-        found_cases, requested = cursor.fetchone()
-    if found_cases:
-        case_outcomes_refresh(session_id=session_id)
-    if made_case:
-        if isinstance(requested, str):  # SQLite returns the column's text
-            requested = parse_datetime(requested)
-        if requested is not None and timezone.is_naive(requested):
-            requested = timezone.make_aware(requested, UTC)
-        _request_rebuild_now(requested=requested)
+# The case library's periodic bookkeeping reads searches made in this many days.
+OUTCOME_WINDOW_DAYS = 7
+
+
+def case_outcomes_sweep() -> int:
+    """Recount the reuse outcomes of the cases found by sessions rated since the last
+    sweep (a scheduled task, once a minute; the feedback request itself does nothing
+    for it). Reads the searches of the last OUTCOME_WINDOW_DAYS off their created_at
+    index and joins their sessions by key. Returns how many cases were recounted."""
+    state = CaseIndexState.objects.get_or_create(id=1)[0]
+    started = timezone.now()
+    since = state.outcomes_swept_at or started - timedelta(days=OUTCOME_WINDOW_DAYS)
+    case_ids = sorted(
+        set(
+            CaseSearchHit.objects.filter(
+                search__created_at__gte=started - timedelta(days=OUTCOME_WINDOW_DAYS),
+                search__session__feedback_at__gte=since - timedelta(seconds=5),
+            ).values_list("case_id", flat=True)
+        )
+    )
+    recounted = cases_outcomes_recount(case_ids=case_ids) if case_ids else 0
+    CaseIndexState.objects.filter(id=1).update(outcomes_swept_at=started)
+    return recounted
 
 
 def case_index_rebuild(*, wait: bool = True) -> BuildResult | None:

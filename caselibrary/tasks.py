@@ -3,7 +3,7 @@
 from django.conf import settings
 from django_q.tasks import async_task
 
-from caselibrary.services import case_index_rebuild
+from caselibrary.services import case_index_rebuild, case_outcomes_sweep
 
 INDEX_TASK = "caselibrary.tasks.case_index_rebuild_task"
 INDEX_GROUP = "case-index"
@@ -25,3 +25,8 @@ def case_index_enqueue() -> None:
         group=INDEX_GROUP,
         timeout=settings.CASE_INDEX_BUILD_TIMEOUT,
     )
+
+
+def case_outcomes_task() -> int:
+    """Scheduled every minute: cases found by sessions rated since learn the rating."""
+    return case_outcomes_sweep()

@@ -11,7 +11,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_copy_from_session, case_feedback_recorded
+from caselibrary.services import case_copy_from_session
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
@@ -80,10 +80,6 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
         result = _submit_locked(session_id, feedback)
     if result.changed:
         transaction.on_commit(partial(metrics.feedback_recorded, feedback))
-        # Cases this session found learn how it was rated; a new case joins the search.
-        # Both are bookkeeping after the feedback is kept: a failure there is logged, and
-        # never turns recorded feedback into an error.
-        transaction.on_commit(partial(_after_feedback, session_id, result.case_id is not None))
     logger.info(
         "feedback recorded",
         extra={
@@ -94,13 +90,6 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
         },
     )
     return result
-
-
-def _after_feedback(session_id: str, made_case: bool) -> None:
-    try:
-        case_feedback_recorded(session_id=session_id, made_case=made_case)
-    except Exception:
-        logger.exception("case bookkeeping after feedback failed", extra={"session_id": session_id})
 
 
 # The session, if feedback may be recorded on it (finished) and the value would change

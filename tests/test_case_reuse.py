@@ -1,10 +1,14 @@
 """Case reuse outcomes: hits, the feedback of the sessions that found a case, staleness."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from caselibrary.models import CaseReuse
-from caselibrary.services import case_index_build
+from caselibrary.services import case_index_build, case_outcomes_sweep
+from diagnosis.models import DiagnosisSession
 from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 
@@ -40,6 +44,7 @@ def test_feedback_on_a_session_that_found_a_case_is_counted_on_the_case(
     with django_capture_on_commit_callbacks(execute=True):
         feedback_submit(session_id="a", feedback="useful")
         feedback_submit(session_id="b", feedback="not_useful")
+    case_outcomes_sweep()  # the scheduled task, once a minute
 
     reuse = CaseReuse.objects.get(case=case)
     assert (reuse.l0_hits, reuse.sessions_useful, reuse.sessions_not_useful) == (2, 1, 1)
@@ -56,6 +61,7 @@ def test_changed_feedback_is_recounted_not_added(
         feedback_submit(session_id="a", feedback="useful")
         feedback_submit(session_id="a", feedback="not_useful")
         feedback_submit(session_id="a", feedback="not_useful")
+    case_outcomes_sweep()
 
     reuse = CaseReuse.objects.get(case=case)
     assert (reuse.sessions_useful, reuse.sessions_not_useful) == (0, 1)
@@ -69,6 +75,7 @@ def test_a_case_found_often_and_rated_not_useful_is_stale(
         session_that_found(api, f"s{n}")
         with django_capture_on_commit_callbacks(execute=True):
             feedback_submit(session_id=f"s{n}", feedback=value)
+        case_outcomes_sweep()
 
     assert CaseReuse.objects.get(case=case).stale is True
 
@@ -90,6 +97,7 @@ def test_a_session_that_searched_twice_is_counted_once(
 
     with django_capture_on_commit_callbacks(execute=True):
         feedback_submit(session_id="other", feedback="not_useful")
+    case_outcomes_sweep()
 
     assert CaseReuse.objects.get(case=case).sessions_not_useful == 1
 
@@ -101,6 +109,7 @@ def test_feedback_on_a_session_that_found_nothing_touches_no_case(
 
     with django_capture_on_commit_callbacks(execute=True):
         feedback_submit(session_id="plain", feedback="not_useful")
+    case_outcomes_sweep()
 
     assert not CaseReuse.objects.exists()
 
@@ -132,3 +141,29 @@ def test_the_case_detail_shows_its_reuse(admin_client, case) -> None:
     ).content.decode()
 
     assert "100% (1/1)" in page
+
+
+def test_the_sweep_only_recounts_cases_of_sessions_rated_since_it_last_ran(
+    api, case, django_capture_on_commit_callbacks
+) -> None:
+    session_that_found(api, "early")
+    feedback_submit(session_id="early", feedback="useful")
+    a_minute_ago = timezone.now() - timedelta(minutes=1)
+    DiagnosisSession.objects.filter(session_id="early").update(feedback_at=a_minute_ago)
+    assert case_outcomes_sweep() == 1
+    assert case_outcomes_sweep() == 0  # nothing rated since
+
+    session_that_found(api, "late")
+    feedback_submit(session_id="late", feedback="not_useful")
+
+    assert case_outcomes_sweep() == 1
+    reuse = CaseReuse.objects.get(case=case)
+    assert (reuse.sessions_useful, reuse.sessions_not_useful) == (1, 1)
+
+
+def test_feedback_itself_costs_no_case_bookkeeping(api, case, django_assert_num_queries) -> None:
+    session_that_found(api, "fast")
+
+    # The conditional UPDATE of not_useful, and nothing after it.
+    with django_assert_num_queries(1):
+        feedback_submit(session_id="fast", feedback="not_useful")

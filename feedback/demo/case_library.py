@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from caselibrary.models import CaseLibrary, SourceType
 from caselibrary.selectors import CasesFound
-from caselibrary.services import case_index_build, case_search
+from caselibrary.services import case_index_build, case_outcomes_sweep, case_search
 from diagnosis.models import DiagnosisSession, InvocationStatus, ToolKind
 from diagnosis.services import invocations_record, session_complete, session_start
 from evaluation.services import opinions_enabled, session_evaluate, session_opinion_form
@@ -63,6 +63,7 @@ def load_case_library(*, now: datetime | None = None) -> Loaded:
     searches = _load_searches(now)
     if searches:
         case_index_build()  # with the cases their useful feedback made
+        case_outcomes_sweep()  # the cases found learn how their sessions were rated
     return Loaded(cases=cases, searches=searches)
 
 
