@@ -414,20 +414,6 @@ def _count_hits(found: CasesFound, when: Any) -> None:
 # --- Reuse outcomes ---------------------------------------------------------------------
 
 
-def case_outcomes_refresh(*, session_id: str) -> int:
-    """Recount the feedback of the sessions that found the cases this session found.
-
-    Called when the session's feedback changes; a session that found no case costs one
-    indexed read. Returns how many cases were recounted.
-    """
-    case_ids = sorted(
-        set(CaseSearchHit.objects.filter(session_id=session_id).values_list("case_id", flat=True))
-    )
-    if not case_ids:
-        return 0
-    return cases_outcomes_recount(case_ids=case_ids)
-
-
 def cases_outcomes_recount(*, case_ids: Collection[str]) -> int:
     """Set each case's useful / not useful session counts and its stale flag from the
     feedback of every session that found it (each session counted once)."""
