@@ -99,7 +99,12 @@ def test_a_killed_worker_loses_no_scoring_and_half_writes_nothing(monkeypatch, t
             "SELECT self_evaluation FROM diagnosis_session WHERE status = 'SUCCESS' LIMIT 50"
         )
         for (text,) in cursor.fetchall():
-            assert list(json.loads(text)) == ["evidence_score", "source", "factors"]
+            assert list(json.loads(text)) == [
+                "evidence_score",
+                "source",
+                "factors",
+                "rules_version",
+            ]
     assert (
         not DiagnosisSession.objects.exclude(status="SUCCESS")
         .filter(self_evaluation__isnull=False)
