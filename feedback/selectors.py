@@ -235,7 +235,7 @@ def sessions_useful_without_evidence(queryset: QuerySet) -> QuerySet:
 
 # --- Attribution: which factors go with useful answers ----------------------------------------
 
-ATTRIBUTION_SAMPLE = 2_000
+ATTRIBUTION_SAMPLE = 1_000
 Z_95 = 1.959964
 
 
@@ -337,13 +337,16 @@ def _present_factors(evaluation: dict) -> set[tuple[str, str]]:
 def _factor_rates(rated: list[tuple[bool, dict]]) -> tuple[FactorAttribution, ...]:
     known = [("rule", r.name) for r in (*STOP_RULES, *RULES)]
     known += [("opinion", name) for name in FACTOR_NAMES]
-    with_opinion = [(u, e) for u, e in rated if isinstance(e.get("llm_opinion"), dict)]
+    # Each session's factors read once; then one pass per factor over plain sets.
+    rows = [
+        (useful, _present_factors(e), isinstance(e.get("llm_opinion"), dict)) for useful, e in rated
+    ]
     out = []
     for kind, name in known:
         # An opinion factor is judged among the sessions that have an opinion at all.
-        pool = rated if kind == "rule" else with_opinion
-        has = [u for u, e in pool if (kind, name) in _present_factors(e)]
-        lacks = [u for u, e in pool if (kind, name) not in _present_factors(e)]
+        pool = [(u, present) for u, present, opinion in rows if kind == "rule" or opinion]
+        has = [u for u, present in pool if (kind, name) in present]
+        lacks = [u for u, present in pool if (kind, name) not in present]
         out.append(
             FactorAttribution(
                 name=name,
