@@ -225,12 +225,6 @@ class _Shard:
             return np.zeros(self.size, dtype=np.float32)
         return self.retriever.get_scores_from_ids(ids) / weight
 
-    def bare(self, hashes: np.ndarray) -> np.ndarray:
-        ids = self.term_ids(hashes)
-        if not ids:
-            return np.zeros(self.size, dtype=np.float32)
-        return self.retriever.get_scores_from_ids(ids)
-
 
 def term_hashes(terms: list[str]) -> np.ndarray:
     """The distinct terms of a query, as the hashes shards look their ids up by."""
@@ -254,11 +248,6 @@ class CaseIndex:
         for number, size in enumerate(meta.get("shards", [])):
             self.shards.append(_Shard(path / f"shard-{number:04d}", offset, size))
             offset += size
-
-    @property
-    def retriever(self) -> bm25s.BM25 | None:
-        """The first shard's bm25s index (all of it, for a library of one shard)."""
-        return self.shards[0].retriever if self.shards else None
 
     def search(
         self, *, terms: list[str], code_keys: list[str], title: str, limit: int, threshold: float
@@ -308,14 +297,6 @@ class CaseIndex:
             limit=limit,
             threshold=threshold,
         )
-
-    def bare_scores(self, terms: list[str]) -> np.ndarray | None:
-        """bm25s's own scores for the terms, shard after shard: what the benchmark compares
-        the service against."""
-        if not self.shards or not terms:
-            return None
-        hashes = term_hashes(terms)
-        return np.concatenate([shard.bare(hashes) for shard in self.shards])
 
     def _relevance(self, terms: list[str]) -> np.ndarray | None:
         if not self.shards or not terms:

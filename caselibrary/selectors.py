@@ -96,9 +96,6 @@ class CaseMatch:
 class CasesFound:
     match_level: str
     matches: list[CaseMatch]
-    # Which path answered: the loaded index ("index"), or the database's exact error-code
-    # lookup while no index is built ("database").
-    source: str
 
     @property
     def case_ids(self) -> list[str]:
@@ -121,7 +118,7 @@ def cases_find(*, query: str, error_code: str | None = None, limit: int) -> Case
             if codes
             else []
         )
-        return _found([CaseMatch(row, 1.0, L0) for row in rows], source="database")
+        return _found([CaseMatch(row, 1.0, L0) for row in rows])
     found = index.find(
         query=query, error_code=error_code, limit=limit, threshold=settings.CASE_SEARCH_THRESHOLD
     )
@@ -130,13 +127,13 @@ def cases_find(*, query: str, error_code: str | None = None, limit: int) -> Case
     matches = [
         CaseMatch(rows[f.case_id], f.score, f.match_level) for f in found if f.case_id in rows
     ]
-    return _found(matches, source="index")
+    return _found(matches)
 
 
-def _found(matches: list[CaseMatch], *, source: str) -> CasesFound:
+def _found(matches: list[CaseMatch]) -> CasesFound:
     levels = {m.match_level for m in matches}
     level = L0 if L0 in levels else L1 if L1 in levels else NONE
-    return CasesFound(match_level=level, matches=matches, source=source)
+    return CasesFound(match_level=level, matches=matches)
 
 
 def session_duplicate_recalls(*, session_id: str) -> int:

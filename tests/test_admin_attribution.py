@@ -106,6 +106,6 @@ def test_the_page_takes_a_fixed_number_of_queries(
         admin_client.get(URL, {"days": 90})
 
 
-def test_staff_without_permission_may_still_read_it_but_others_may_not(client, user_client) -> None:
+def test_anyone_not_logged_in_as_staff_is_sent_to_the_login(client, user_client) -> None:
     assert client.get(URL).status_code == 302  # to the login
     assert user_client.get(URL).status_code == 302
