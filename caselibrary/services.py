@@ -31,6 +31,7 @@ from caselibrary.models import (
     CaseReuse,
     CaseSearch,
     CaseSearchHit,
+    CaseStructuring,
     FaultCategory,
     SourceType,
 )
@@ -42,8 +43,10 @@ from caselibrary.selectors import (
     fault_category_in_use,
     fault_category_taxonomy,
     fault_category_taxonomy_forget,
+    structuring_proposals_since,
 )
 from config import metrics
+from config.db import AfterCommit
 from diagnosis.fields import new_uuid_string
 from diagnosis.models import (
     DiagnosisSession,
@@ -70,7 +73,6 @@ _COPY_FROM_SESSION = (
     "FROM diagnosis_session WHERE session_id = %s "
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
-# The opening of the question and answer, all the structuring reads.
 # The opening of the question and answer to structure the case from, and (riding along,
 # so that making a case costs no extra round trip) whether a search-index rebuild is
 # already pending.
@@ -79,24 +81,24 @@ _TEXT_TO_STRUCTURE = (
     "(SELECT requested_at FROM case_index_state WHERE id = 1) FROM diagnosis_session "
     "WHERE session_id = %s"
 )
-_RECORD_PROPOSAL = (
-    "INSERT INTO case_structuring (case_id, proposed_category, proposed_error_code, method, "
-    "proposed_at) VALUES (%s, %s, %s, %s, %s)"
-)
 
 
-def case_copy_from_session(*, session_id: str) -> str:
+def case_copy_from_session(
+    *, session_id: str, after_commit: AfterCommit = transaction.on_commit
+) -> str:
     """The session's case id, inserting its AUTO case first if it has none.
 
     The case SPEC §4 lists (AUTO, the title the first 100 characters of the question,
     root cause and solution the whole answer, made by `system`), with its error code and
     fault category proposed by caselibrary/structuring.py from the opening of the
-    question and answer (GENERAL when no keyword matches), and the proposal recorded in
-    case_structuring. The answer itself is copied inside the database (SUBSTR counts
-    characters as Python's slice does): only its first ANSWER_CHARS travel to the
-    process, never back. For a caller holding the session's row lock in its transaction
-    (feedback does); a case inserted meanwhile by someone not taking that lock is an
-    IntegrityError for the caller to retry.
+    question and answer (GENERAL when no keyword matches). Until an operator saves the
+    case its values are the proposal; the first save records them in case_structuring
+    (`_keep_proposals`), so making a case costs no statement for it. The answer itself
+    is copied inside the database (SUBSTR counts characters as Python's slice does):
+    only its first ANSWER_CHARS travel to the process, never back. For a caller holding
+    the session's row lock in its transaction (feedback does); a case inserted meanwhile
+    by someone not taking that lock is an IntegrityError for the caller to retry.
+    Follow-ups (a metric, the index rebuild request) go to `after_commit`.
     """
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     case_id = new_uuid_string()
@@ -128,20 +130,10 @@ def case_copy_from_session(*, session_id: str) -> str:
             ],
         )
         if cursor.rowcount == 1:
-            cursor.execute(
-                _RECORD_PROPOSAL,
-                [
-                    case_id,
-                    proposal.fault_category,
-                    proposal.error_code,
-                    structuring.METHOD_VERSION,
-                    now,
-                ],
-            )
-            transaction.on_commit(partial(metrics.case_created, SourceType.AUTO.value))
+            after_commit(partial(metrics.case_created, SourceType.AUTO.value))
             # The new case joins the search index: a rebuild is asked for after the commit.
             requested = _as_datetime(text[2]) if text else None
-            transaction.on_commit(partial(_request_rebuild_now, requested=requested))
+            after_commit(partial(_request_rebuild_now, requested=requested))
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -188,6 +180,7 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
         raise ValidationError({name: "This field cannot be edited." for name in sorted(unknown)})
     if changes.get("error_code"):
         changes["error_code"] = normalise_error_code(changes["error_code"])
+    _keep_proposals([case.case_id])
     for name, value in changes.items():
         setattr(case, name, value)
     if "fault_category" in changes:
@@ -203,8 +196,39 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
 def cases_set_category(*, case_ids: Collection[str], fault_category: str, updated_by: str) -> int:
     """Bulk "set category"; returns how many cases changed."""
     _check_category(fault_category)
+    _keep_proposals(case_ids)
     return CaseLibrary.objects.filter(case_id__in=case_ids).update(
         fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
+    )
+
+
+def _keep_proposals(case_ids: Collection[str]) -> None:
+    """Before an operator's first save of AUTO cases, record what the structuring
+    proposed: their values as made (nobody but `system` has saved them yet), for cases
+    made since proposals are kept (`CaseIndexState.proposals_since`: older AUTO cases
+    were never structured). Compared later with what operators make of them."""
+    unsaved = CaseLibrary.objects.filter(
+        case_id__in=case_ids,
+        source_type=SourceType.AUTO,
+        updated_by=SYSTEM_USER,
+        structuring__isnull=True,
+    )
+    since = structuring_proposals_since()
+    if since is not None:
+        unsaved = unsaved.filter(created_at__gte=since)
+    unsaved = unsaved.values_list("case_id", "fault_category", "error_code", "created_at")
+    CaseStructuring.objects.bulk_create(
+        [
+            CaseStructuring(
+                case_id=case_id,
+                proposed_category=category,
+                proposed_error_code=code,
+                method=structuring.METHOD_VERSION,
+                proposed_at=created_at,
+            )
+            for case_id, category, code, created_at in unsaved
+        ],
+        ignore_conflicts=True,
     )
 
 

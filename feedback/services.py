@@ -14,6 +14,7 @@ from caselibrary.models import CaseLibrary
 from caselibrary.services import case_copy_from_session
 from config import metrics
 from config.api import Conflict, NotFound
+from config.db import AfterCommit, short_transaction
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
 
@@ -78,8 +79,6 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
         result = _useful_in_two_statements(session_id)
     if result is None:
         result = _submit_locked(session_id, feedback)
-    if result.changed:
-        transaction.on_commit(partial(metrics.feedback_recorded, feedback))
     logger.info(
         "feedback recorded",
         extra={
@@ -124,6 +123,7 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
     """
     updated = _set_feedback(Feedback.NOT_USEFUL, _IF_IT_CHANGES, [session_id, Feedback.NOT_USEFUL])
     if updated:
+        transaction.on_commit(partial(metrics.feedback_recorded, Feedback.NOT_USEFUL))
         return FeedbackResult(
             session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=True
         )
@@ -158,18 +158,20 @@ def _useful_in_two_statements(session_id: str) -> FeedbackResult:
     The UPDATE holds the session's row lock until the commit, so no other feedback
     request can make the case in between. When the UPDATE matched nothing (a repeat, an
     unknown or running session, no answer), the same transaction reads the session under
-    its lock and says which.
+    its lock and says which. A short transaction (config/db.py): BEGIN and COMMIT are
+    the only round trips around the work.
     """
-    with transaction.atomic():
+    with short_transaction() as after_commit:
         updated = _set_feedback(
             Feedback.USEFUL,
             f"{_IF_IT_CHANGES} AND answer REGEXP %s",
             [session_id, Feedback.USEFUL, NOT_BLANK],
         )
         if not updated:
-            return _decide_locked(session_id, Feedback.USEFUL)
+            return _decide_locked(session_id, Feedback.USEFUL, after_commit=after_commit)
         # Inside the transaction, under the row lock the UPDATE took.
-        case_id = case_copy_from_session(session_id=session_id)
+        case_id = case_copy_from_session(session_id=session_id, after_commit=after_commit)
+        after_commit(partial(metrics.feedback_recorded, Feedback.USEFUL))
     return FeedbackResult(
         session_id=session_id, feedback=Feedback.USEFUL, case_id=case_id, changed=True
     )
@@ -180,7 +182,9 @@ def _submit_locked(session_id: str, feedback: str) -> FeedbackResult:
         return _decide_locked(session_id, feedback)
 
 
-def _decide_locked(session_id: str, feedback: str) -> FeedbackResult:
+def _decide_locked(
+    session_id: str, feedback: str, *, after_commit: AfterCommit = transaction.on_commit
+) -> FeedbackResult:
     """Read the session under its row lock and record the feedback; inside a transaction."""
     useful = feedback == Feedback.USEFUL
     session = _lock(session_id, with_content=useful)
@@ -199,7 +203,9 @@ def _decide_locked(session_id: str, feedback: str) -> FeedbackResult:
         if _has_case(session):
             case_id = session.case.case_id
         else:
-            case_id = case_copy_from_session(session_id=session_id)
+            case_id = case_copy_from_session(session_id=session_id, after_commit=after_commit)
+    if changed:
+        after_commit(partial(metrics.feedback_recorded, feedback))
     return FeedbackResult(
         session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
     )

@@ -1,9 +1,12 @@
 """Structured cases on `useful`: error code and fault category proposed from the text, the
-proposal recorded, and the accuracy of proposals operators have reviewed."""
+proposal kept at an operator's first save, and the accuracy of proposals operators have
+reviewed."""
+
+from datetime import timedelta
 
 import pytest
 
-from caselibrary.models import CaseLibrary, CaseStructuring, FaultCategory
+from caselibrary.models import CaseIndexState, CaseLibrary, CaseStructuring, FaultCategory
 from caselibrary.selectors import case_structuring_accuracy
 from caselibrary.services import (
     case_copy_from_session,
@@ -98,11 +101,49 @@ def test_useful_fills_the_error_code_and_the_category(api, session) -> None:
     assert list(response.json()) == ["success", "message", "caseId"]
     case = CaseLibrary.objects.get(case_id=response.json()["caseId"])
     assert (case.fault_category, case.error_code) == ("DATABASE", "ORA-01555")
+
+
+def test_an_operators_first_save_keeps_what_was_proposed(api, session) -> None:
+    case_id = api.post(
+        "/api/feedback", {"sessionId": "st-1", "feedback": "useful"}, format="json"
+    ).json()["caseId"]
+    case = CaseLibrary.objects.get(case_id=case_id)
+
+    case_update(case=case, updated_by="ops.li", fault_category="CAPACITY", error_code="ORA-04031")
+    case_update(case=case, updated_by="ops.wang", fault_category="NETWORK")
+
     proposal = CaseStructuring.objects.get(case=case)
     assert (proposal.proposed_category, proposal.proposed_error_code) == (
         "DATABASE",
         "ORA-01555",
     )
+    assert proposal.proposed_at == case.created_at
+
+
+def test_a_bulk_category_change_keeps_each_cases_proposal(db) -> None:
+    first = _auto_case("b-1", "ORA-01555 慢查询")
+    second = _auto_case("b-2", "证书过期")
+
+    cases_set_category(
+        case_ids=[first.case_id, second.case_id], fault_category="CAPACITY", updated_by="ops.li"
+    )
+
+    assert dict(CaseStructuring.objects.values_list("case_id", "proposed_category")) == {
+        first.case_id: "DATABASE",
+        second.case_id: "NETWORK",
+    }
+
+
+def test_auto_cases_from_before_the_structuring_get_no_proposal(db, fresh_cache) -> None:
+    older = _auto_case("o-1", "ORA-01555 慢查询")
+    CaseIndexState.objects.update_or_create(
+        id=1, defaults={"proposals_since": older.created_at + timedelta(seconds=1)}
+    )
+
+    case_update(case=older, updated_by="ops.li", fault_category="CAPACITY")
+
+    assert not CaseStructuring.objects.exists()
+    assert case_structuring_accuracy().proposed == 0
 
 
 def test_a_case_with_no_match_stays_general_and_the_proposal_says_so(db) -> None:
@@ -112,6 +153,7 @@ def test_a_case_with_no_match_stays_general_and_the_proposal_says_so(db) -> None
 
     case = CaseLibrary.objects.get(case_id=case_id)
     assert (case.fault_category, case.error_code) == ("GENERAL", None)
+    case_update(case=case, updated_by="ops.li", fault_category="NETWORK")
     assert CaseStructuring.objects.get(case=case).proposed_category == "GENERAL"
 
 
@@ -130,11 +172,13 @@ def test_keywords_edited_through_the_service_apply_to_the_next_case(db) -> None:
     assert CaseLibrary.objects.get(case_id=case_id).fault_category == "SECURITY"
 
 
-def test_a_repeated_useful_records_one_proposal(api, session) -> None:
+def test_a_repeated_useful_and_repeated_saves_keep_one_proposal(api, session) -> None:
     for feedback in ("useful", "not_useful", "useful"):
         api.post("/api/feedback", {"sessionId": "st-1", "feedback": feedback}, format="json")
+    case = CaseLibrary.objects.get()
+    for title in ("first", "second"):
+        case_update(case=case, updated_by="ops.li", title=title)
 
-    assert CaseLibrary.objects.count() == 1
     assert CaseStructuring.objects.count() == 1
 
 
@@ -149,6 +193,8 @@ def test_the_seeded_taxonomy_has_keywords_for_every_category_but_general(db) -> 
 
 def test_deleting_a_case_deletes_its_proposal(api, session) -> None:
     case_id = feedback_submit(session_id="st-1", feedback="useful").case_id
+    case_update(case=CaseLibrary.objects.get(case_id=case_id), updated_by="ops.li", title="t")
+    assert CaseStructuring.objects.exists()
 
     cases_delete(case_ids=[case_id])
 
