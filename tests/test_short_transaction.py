@@ -5,6 +5,7 @@ import pytest
 from django.db import connection, transaction
 
 from caselibrary.models import CaseLibrary
+from caselibrary.selectors import fault_category_taxonomy
 from config.db import short_transaction
 from diagnosis.models import DiagnosisSession
 from feedback.services import feedback_submit
@@ -80,3 +81,23 @@ def test_inside_an_outer_transaction_it_rolls_back_with_it() -> None:
 
     assert DiagnosisSession.objects.get(session_id="s-1").feedback is None
     assert not CaseLibrary.objects.exists()
+
+
+def test_a_first_useful_is_its_statements_between_one_begin_and_one_commit(
+    count_statements,
+) -> None:
+    DiagnosisSessionFactory(session_id="s-1", succeeded=True)
+    fault_category_taxonomy()  # read once per process (and minute), not per request
+
+    with count_statements() as counted:
+        feedback_submit(session_id="s-1", feedback="useful")
+
+    # no `SET autocommit` before or after: BEGIN, the conditional UPDATE, the opening of
+    # question and answer, the case INSERT ... SELECT, COMMIT
+    assert [sql.split()[0] for sql in counted.statements] == [
+        "BEGIN",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "COMMIT",
+    ]
