@@ -224,9 +224,9 @@ class CaseIndexState(models.Model):
     build_seconds = models.FloatField(default=0)
     findability = models.JSONField(null=True, blank=True)
     outcomes_swept_at = models.DateTimeField(null=True, blank=True)
-    # AUTO cases made before this were never structured (a database that had cases before
-    # the structuring came); empty: every AUTO case was.
-    proposals_since = models.DateTimeField(null=True, blank=True)
+    # The newest AUTO case structured (caselibrary.services.cases_structure_new); set when
+    # the structuring came to a library that had AUTO cases, which are left as they were.
+    structured_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "case_index_state"
@@ -242,8 +242,7 @@ class CaseStructuring(models.Model):
 
     The case itself holds what operators make of it; comparing the two tells how often
     the proposal is kept. A table of its own: case_library mirrors an adopted schema.
-    Recorded at an operator's first save of the case (until then the case's own values
-    are the proposal), so that `useful` spends no statement on it.
+    Written by the task worker's structuring pass, seconds after the case is made.
     """
 
     # No foreign key in the database: case_library may be written by the system it was

@@ -3,7 +3,6 @@
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -274,29 +273,20 @@ class StructuringAccuracy:
         return self.code_kept / self.reviewed if self.reviewed else None
 
 
-# The proposals operators have judged: recorded at their first save (so every reviewed
-# case has one; a row of a case nobody has saved since, from before proposals were kept
-# at the first save, is left out with it).
 _ACCURACY = """
     SELECT
-        (SELECT COUNT(*) FROM case_library m
-         LEFT JOIN case_index_state st ON st.id = 1
-         WHERE m.source_type = %s
-         AND (st.proposals_since IS NULL OR m.created_at >= st.proposals_since)),
         COUNT(*),
-        COUNT(CASE WHEN c.fault_category = s.proposed_category THEN 1 END),
-        COUNT(CASE WHEN UPPER(TRIM(COALESCE(c.error_code, ''))) =
-                        UPPER(TRIM(COALESCE(s.proposed_error_code, '')))
+        COUNT(CASE WHEN c.updated_by <> %s THEN 1 END),
+        COUNT(CASE WHEN c.updated_by <> %s AND c.fault_category = s.proposed_category
+              THEN 1 END),
+        COUNT(CASE WHEN c.updated_by <> %s
+              AND UPPER(TRIM(COALESCE(c.error_code, ''))) =
+                  UPPER(TRIM(COALESCE(s.proposed_error_code, '')))
               THEN 1 END)
     FROM case_structuring s
     JOIN case_library c ON c.case_id = s.case_id
-    WHERE c.source_type = %s AND c.updated_by <> %s
+    WHERE c.source_type = %s
 """
-
-
-def structuring_proposals_since() -> datetime | None:
-    """Since when AUTO cases are structured (None: all of them)."""
-    return CaseIndexState.objects.filter(id=1).values_list("proposals_since", flat=True).first()
 
 
 ACCURACY_CACHE_SECONDS = 60
@@ -310,7 +300,7 @@ def case_structuring_accuracy() -> StructuringAccuracy:
 
 def _accuracy() -> StructuringAccuracy:
     with connection.cursor() as cursor:
-        cursor.execute(_ACCURACY, [SourceType.AUTO.value, SourceType.AUTO.value, SYSTEM_USER])
+        cursor.execute(_ACCURACY, [SYSTEM_USER, SYSTEM_USER, SYSTEM_USER, SourceType.AUTO.value])
         proposed, reviewed, category_kept, code_kept = (int(v or 0) for v in cursor.fetchone())
     return StructuringAccuracy(
         proposed=proposed, reviewed=reviewed, category_kept=category_kept, code_kept=code_kept

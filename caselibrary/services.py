@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Q, When
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -43,7 +43,6 @@ from caselibrary.selectors import (
     fault_category_in_use,
     fault_category_taxonomy,
     fault_category_taxonomy_forget,
-    structuring_proposals_since,
 )
 from config import metrics
 from config.db import AfterCommit
@@ -73,14 +72,19 @@ _COPY_FROM_SESSION = (
     "FROM diagnosis_session WHERE session_id = %s "
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
-# The opening of the question and answer to structure the case from, and (riding along,
-# so that making a case costs no extra round trip) whether a search-index rebuild is
-# already pending.
-_TEXT_TO_STRUCTURE = (
-    "SELECT SUBSTR(query, 1, %s), SUBSTR(answer, 1, %s), "
-    "(SELECT requested_at FROM case_index_state WHERE id = 1) FROM diagnosis_session "
-    "WHERE session_id = %s"
+# AUTO cases not yet structured (no proposal) among those made since `since`, with the
+# opening of their session's question and answer; oldest first.
+_TO_STRUCTURE = (
+    "SELECT c.case_id, c.created_at, SUBSTR(s.query, 1, %s), SUBSTR(s.answer, 1, %s) "
+    "FROM case_library c JOIN diagnosis_session s ON s.session_id = c.diagnosis_id "
+    "WHERE c.source_type = %s AND c.created_by = %s AND c.created_at >= %s "
+    "AND NOT EXISTS (SELECT 1 FROM case_structuring p WHERE p.case_id = c.case_id) "
+    "ORDER BY c.created_at, c.case_id LIMIT %s"
 )
+# A pass looks this far back before the newest case it structured, for cases whose
+# transaction committed after a later one's (created_at is set before the commit).
+STRUCTURING_LOOKBACK = timedelta(minutes=10)
+STRUCTURING_BATCH = 500
 
 
 def case_copy_from_session(
@@ -88,38 +92,25 @@ def case_copy_from_session(
 ) -> str:
     """The session's case id, inserting its AUTO case first if it has none.
 
-    The case SPEC §4 lists (AUTO, the title the first 100 characters of the question,
-    root cause and solution the whole answer, made by `system`), with its error code and
-    fault category proposed by caselibrary/structuring.py from the opening of the
-    question and answer (GENERAL when no keyword matches). Until an operator saves the
-    case its values are the proposal; the first save records them in case_structuring
-    (`_keep_proposals`), so making a case costs no statement for it. The answer itself
-    is copied inside the database (SUBSTR counts characters as Python's slice does):
-    only its first ANSWER_CHARS travel to the process, never back. For a caller holding
-    the session's row lock in its transaction (feedback does); a case inserted meanwhile
-    by someone not taking that lock is an IntegrityError for the caller to retry.
-    Follow-ups (a metric, the index rebuild request) go to `after_commit`.
+    The case SPEC §4 lists (AUTO, `GENERAL`, the title the first 100 characters of the
+    question, root cause and solution the whole answer, made by `system`), copied inside
+    the database: the answer never travels to the process. Its error code and fault
+    category are filled seconds later by `cases_structure_new` in the task worker (with
+    the index rebuild the new case asks for), so that `useful` costs one INSERT for it.
+    For a caller holding the session's row lock in its transaction (feedback does); a
+    case inserted meanwhile by someone not taking that lock is an IntegrityError for the
+    caller to retry. Follow-ups (a metric, the rebuild request) go to `after_commit`.
     """
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     case_id = new_uuid_string()
     with connection.cursor() as cursor:
         cursor.execute(
-            _TEXT_TO_STRUCTURE, [structuring.QUESTION_CHARS, structuring.ANSWER_CHARS, session_id]
-        )
-        text = cursor.fetchone()
-        proposal = structuring.propose(
-            query=text[0] if text else "",
-            answer=text[1] if text else "",
-            taxonomy=fault_category_taxonomy(),
-            default_category=GENERAL_CATEGORY,
-        )
-        cursor.execute(
             _COPY_FROM_SESSION,
             [
                 case_id,
                 SourceType.AUTO.value,
-                proposal.fault_category,
-                proposal.error_code,
+                GENERAL_CATEGORY,
+                None,
                 TITLE_FROM_QUERY_LENGTH,
                 SYSTEM_USER,
                 SYSTEM_USER,
@@ -131,9 +122,8 @@ def case_copy_from_session(
         )
         if cursor.rowcount == 1:
             after_commit(partial(metrics.case_created, SourceType.AUTO.value))
-            # The new case joins the search index: a rebuild is asked for after the commit.
-            requested = _as_datetime(text[2]) if text else None
-            after_commit(partial(_request_rebuild_now, requested=requested))
+            # The new case is to be structured and indexed: a rebuild is asked for.
+            after_commit(_request_rebuild_now)
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -141,6 +131,72 @@ def case_copy_from_session(
     if row is None:
         raise CaseLibrary.DoesNotExist(f"no session {session_id!r} to copy a case from")
     return row[0]
+
+
+def cases_structure_new() -> int:
+    """Fill the error code and fault category of new AUTO cases; how many were structured.
+
+    caselibrary/structuring.py proposes them from the opening of the session's question
+    and answer; the proposal is kept in case_structuring, and applied to the case unless
+    an operator saved it first (then the operator's values stand, and the overview's
+    accuracy compares them with the proposal). Cases made before the structuring existed
+    (before `CaseIndexState.structured_until` was first set) are left as they are. Run by
+    the index rebuild before it reads the cases, and by the scheduled outcome sweep.
+    """
+    state = CaseIndexState.objects.get_or_create(id=1)[0]
+    if state.structured_until is None:
+        since = datetime(1970, 1, 1, tzinfo=UTC)
+    else:
+        since = state.structured_until - STRUCTURING_LOOKBACK
+    taxonomy = fault_category_taxonomy()
+    structured = 0
+    newest = state.structured_until
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _TO_STRUCTURE,
+                [
+                    structuring.QUESTION_CHARS,
+                    structuring.ANSWER_CHARS,
+                    SourceType.AUTO.value,
+                    SYSTEM_USER,
+                    connection.ops.adapt_datetimefield_value(since),
+                    STRUCTURING_BATCH,
+                ],
+            )
+            rows = cursor.fetchall()
+        for case_id, created_at, query, answer in rows:
+            proposal = structuring.propose(
+                query=query or "",
+                answer=answer or "",
+                taxonomy=taxonomy,
+                default_category=GENERAL_CATEGORY,
+            )
+            try:
+                with transaction.atomic():
+                    # The proposal first: its key lets one pass structure a case.
+                    CaseStructuring.objects.create(
+                        case_id=case_id,
+                        proposed_category=proposal.fault_category,
+                        proposed_error_code=proposal.error_code,
+                        method=structuring.METHOD_VERSION,
+                        proposed_at=timezone.now(),
+                    )
+                    CaseLibrary.objects.filter(case_id=case_id, updated_by=SYSTEM_USER).update(
+                        fault_category=proposal.fault_category, error_code=proposal.error_code
+                    )
+            except IntegrityError:
+                continue  # another worker's pass took it
+            created_at = _as_datetime(created_at)
+            newest = created_at if newest is None else max(newest, created_at)
+            structured += 1
+        if len(rows) < STRUCTURING_BATCH:
+            break
+    if newest is not None and newest != state.structured_until:
+        CaseIndexState.objects.filter(id=1).update(structured_until=newest)
+    if structured:
+        logger.info("cases structured", extra={"cases": structured})
+    return structured
 
 
 def case_create_manual(
@@ -180,7 +236,6 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
         raise ValidationError({name: "This field cannot be edited." for name in sorted(unknown)})
     if changes.get("error_code"):
         changes["error_code"] = normalise_error_code(changes["error_code"])
-    _keep_proposals([case.case_id])
     for name, value in changes.items():
         setattr(case, name, value)
     if "fault_category" in changes:
@@ -196,39 +251,8 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
 def cases_set_category(*, case_ids: Collection[str], fault_category: str, updated_by: str) -> int:
     """Bulk "set category"; returns how many cases changed."""
     _check_category(fault_category)
-    _keep_proposals(case_ids)
     return CaseLibrary.objects.filter(case_id__in=case_ids).update(
         fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
-    )
-
-
-def _keep_proposals(case_ids: Collection[str]) -> None:
-    """Before an operator's first save of AUTO cases, record what the structuring
-    proposed: their values as made (nobody but `system` has saved them yet), for cases
-    made since proposals are kept (`CaseIndexState.proposals_since`: older AUTO cases
-    were never structured). Compared later with what operators make of them."""
-    unsaved = CaseLibrary.objects.filter(
-        case_id__in=case_ids,
-        source_type=SourceType.AUTO,
-        updated_by=SYSTEM_USER,
-        structuring__isnull=True,
-    )
-    since = structuring_proposals_since()
-    if since is not None:
-        unsaved = unsaved.filter(created_at__gte=since)
-    unsaved = unsaved.values_list("case_id", "fault_category", "error_code", "created_at")
-    CaseStructuring.objects.bulk_create(
-        [
-            CaseStructuring(
-                case_id=case_id,
-                proposed_category=category,
-                proposed_error_code=code,
-                method=structuring.METHOD_VERSION,
-                proposed_at=created_at,
-            )
-            for case_id, category, code, created_at in unsaved
-        ],
-        ignore_conflicts=True,
     )
 
 
@@ -552,6 +576,9 @@ def case_outcomes_sweep() -> int:
     )
     recounted = cases_outcomes_recount(case_ids=case_ids) if case_ids else 0
     CaseIndexState.objects.filter(id=1).update(outcomes_swept_at=started)
+    # A case whose rebuild request was lost (a killed worker) is structured here.
+    if cases_structure_new():
+        case_index_request_rebuild()
     return recounted
 
 
@@ -604,6 +631,7 @@ def _claim_build() -> bool:
 
 
 def _build_now() -> BuildResult:
+    cases_structure_new()  # new cases' error codes are searched too
     result = build(_cases_in_key_order(), settings.CASE_INDEX_DIR)
     CaseIndexState.objects.filter(id=1).update(
         version=result.version,

@@ -3,8 +3,7 @@
 import pytest
 
 from caselibrary.models import CaseLibrary
-from caselibrary.selectors import fault_category_taxonomy
-from caselibrary.services import case_create_manual
+from caselibrary.services import case_create_manual, cases_structure_new
 from diagnosis.models import DiagnosisSession
 from feedback.services import _submit_locked
 from tests.factories import DiagnosisSessionFactory
@@ -45,8 +44,7 @@ def test_useful_records_feedback_and_creates_the_case(api, finished) -> None:
     session = DiagnosisSession.objects.get()
     assert (session.status, session.feedback) == ("SUCCESS", "useful")
     assert session.feedback_at is not None
-    # The category from the taxonomy's keywords (upstream, 下游, 熔断: DEPENDENCY), the
-    # error code the first the question gives ("504，网关日志": an HTTP status).
+    # Made GENERAL, as SPEC §4 says; the worker's structuring pass fills it in next.
     assert (
         case.diagnosis_id,
         case.source_type,
@@ -57,8 +55,19 @@ def test_useful_records_feedback_and_creates_the_case(api, finished) -> None:
         case.created_by,
         case.updated_by,
         case.error_code,
-    ) == ("fb-1", "AUTO", "DEPENDENCY", QUERY[:100], ANSWER, ANSWER, "system", "system", "HTTP 504")
+    ) == ("fb-1", "AUTO", "GENERAL", QUERY[:100], ANSWER, ANSWER, "system", "system", None)
     assert len(case.case_id) == 36 and case.case_id.count("-") == 4
+
+    assert cases_structure_new() == 1
+
+    # The category from the taxonomy's keywords (upstream, 下游, 熔断: DEPENDENCY), the
+    # error code the first the question gives ("504，网关日志": an HTTP status).
+    case.refresh_from_db()
+    assert (case.fault_category, case.error_code, case.updated_by) == (
+        "DEPENDENCY",
+        "HTTP 504",
+        "system",
+    )
 
 
 @pytest.mark.parametrize(
@@ -367,17 +376,15 @@ def test_too_many_requests_from_one_key_are_429_in_the_contract_shape(
     cache.clear()
 
 
-def test_useful_costs_four_statements_then_two(api, finished, count_statements) -> None:
-    fault_category_taxonomy()  # read once per process (and minute), not per request
+def test_useful_costs_three_statements_then_two(api, finished, count_statements) -> None:
     with count_statements() as first:
         assert post(api, {"sessionId": "fb-1", "feedback": "useful"}).status_code == 200
     with count_statements() as repeat:
         assert post(api, {"sessionId": "fb-1", "feedback": "useful"}).status_code == 200
 
-    # key, conditional feedback UPDATE, the opening of question and answer (to structure
-    # the case), case INSERT ... SELECT from the session row (the proposal is kept at an
-    # operator's first save, not here)
-    assert [sql.split()[0] for sql in first.statements] == ["SELECT", "UPDATE", "SELECT", "INSERT"]
+    # key, conditional feedback UPDATE, case INSERT ... SELECT from the session row (its
+    # structuring is the worker's)
+    assert [sql.split()[0] for sql in first.statements] == ["SELECT", "UPDATE", "INSERT"]
     # the key is remembered; the UPDATE matches nothing, the session read under its lock
     # (with its case) says why: nothing written
     assert [sql.split()[0] for sql in repeat.statements] == ["UPDATE", "SELECT"]

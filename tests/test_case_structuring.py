@@ -1,18 +1,22 @@
-"""Structured cases on `useful`: error code and fault category proposed from the text, the
-proposal kept at an operator's first save, and the accuracy of proposals operators have
-reviewed."""
+"""Structured cases on `useful`: error code and fault category proposed from the text by
+the worker's structuring pass, the proposal recorded, and the accuracy of proposals
+operators have reviewed."""
 
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from caselibrary.models import CaseIndexState, CaseLibrary, CaseStructuring, FaultCategory
 from caselibrary.selectors import case_structuring_accuracy
 from caselibrary.services import (
     case_copy_from_session,
+    case_create_manual,
+    case_outcomes_sweep,
     case_update,
     cases_delete,
     cases_set_category,
+    cases_structure_new,
     fault_category_save,
 )
 from caselibrary.structuring import Taxonomy, parse_keywords, propose
@@ -99,86 +103,44 @@ def test_useful_fills_the_error_code_and_the_category(api, session) -> None:
     response = api.post("/api/feedback", {"sessionId": "st-1", "feedback": "useful"}, format="json")
 
     assert list(response.json()) == ["success", "message", "caseId"]
+    assert cases_structure_new() == 1
     case = CaseLibrary.objects.get(case_id=response.json()["caseId"])
     assert (case.fault_category, case.error_code) == ("DATABASE", "ORA-01555")
-
-
-def test_an_operators_first_save_keeps_what_was_proposed(api, session) -> None:
-    case_id = api.post(
-        "/api/feedback", {"sessionId": "st-1", "feedback": "useful"}, format="json"
-    ).json()["caseId"]
-    case = CaseLibrary.objects.get(case_id=case_id)
-
-    case_update(case=case, updated_by="ops.li", fault_category="CAPACITY", error_code="ORA-04031")
-    case_update(case=case, updated_by="ops.wang", fault_category="NETWORK")
-
     proposal = CaseStructuring.objects.get(case=case)
     assert (proposal.proposed_category, proposal.proposed_error_code) == (
         "DATABASE",
         "ORA-01555",
     )
-    assert proposal.proposed_at == case.created_at
-
-
-def test_a_bulk_category_change_keeps_each_cases_proposal(db) -> None:
-    first = _auto_case("b-1", "ORA-01555 慢查询")
-    second = _auto_case("b-2", "证书过期")
-
-    cases_set_category(
-        case_ids=[first.case_id, second.case_id], fault_category="CAPACITY", updated_by="ops.li"
-    )
-
-    assert dict(CaseStructuring.objects.values_list("case_id", "proposed_category")) == {
-        first.case_id: "DATABASE",
-        second.case_id: "NETWORK",
-    }
-
-
-def test_auto_cases_from_before_the_structuring_get_no_proposal(db, fresh_cache) -> None:
-    older = _auto_case("o-1", "ORA-01555 慢查询")
-    CaseIndexState.objects.update_or_create(
-        id=1, defaults={"proposals_since": older.created_at + timedelta(seconds=1)}
-    )
-
-    case_update(case=older, updated_by="ops.li", fault_category="CAPACITY")
-
-    assert not CaseStructuring.objects.exists()
-    assert case_structuring_accuracy().proposed == 0
 
 
 def test_a_case_with_no_match_stays_general_and_the_proposal_says_so(db) -> None:
     DiagnosisSessionFactory(succeeded=True, session_id="g-1", query="打不开", answer="稍后再试")
 
     case_id = case_copy_from_session(session_id="g-1")
+    cases_structure_new()
 
     case = CaseLibrary.objects.get(case_id=case_id)
     assert (case.fault_category, case.error_code) == ("GENERAL", None)
-    case_update(case=case, updated_by="ops.li", fault_category="NETWORK")
     assert CaseStructuring.objects.get(case=case).proposed_category == "GENERAL"
 
 
 def test_keywords_edited_through_the_service_apply_to_the_next_case(db) -> None:
-    DiagnosisSessionFactory(succeeded=True, session_id="k-1", query="证书过期", answer="换证书")
-    first = CaseLibrary.objects.get(case_id=case_copy_from_session(session_id="k-1"))
+    first = _auto_case("k-1", "证书过期")
     assert first.fault_category == "NETWORK"  # 证书 is a seeded NETWORK keyword
 
     network = FaultCategory.objects.get(code="NETWORK")
     fault_category_save(code="NETWORK", name=network.name, keywords="dns")
     fault_category_save(code="SECURITY", name="安全 / Security", keywords="证书, certificate")
-    DiagnosisSessionFactory(succeeded=True, session_id="k-2", query="证书过期", answer="换证书")
 
-    case_id = case_copy_from_session(session_id="k-2")
-
-    assert CaseLibrary.objects.get(case_id=case_id).fault_category == "SECURITY"
+    assert _auto_case("k-2", "证书过期").fault_category == "SECURITY"
 
 
-def test_a_repeated_useful_and_repeated_saves_keep_one_proposal(api, session) -> None:
+def test_a_repeated_useful_records_one_proposal(api, session) -> None:
     for feedback in ("useful", "not_useful", "useful"):
         api.post("/api/feedback", {"sessionId": "st-1", "feedback": feedback}, format="json")
-    case = CaseLibrary.objects.get()
-    for title in ("first", "second"):
-        case_update(case=case, updated_by="ops.li", title=title)
+        cases_structure_new()
 
+    assert CaseLibrary.objects.count() == 1
     assert CaseStructuring.objects.count() == 1
 
 
@@ -193,12 +155,64 @@ def test_the_seeded_taxonomy_has_keywords_for_every_category_but_general(db) -> 
 
 def test_deleting_a_case_deletes_its_proposal(api, session) -> None:
     case_id = feedback_submit(session_id="st-1", feedback="useful").case_id
-    case_update(case=CaseLibrary.objects.get(case_id=case_id), updated_by="ops.li", title="t")
+    cases_structure_new()
     assert CaseStructuring.objects.exists()
 
     cases_delete(case_ids=[case_id])
 
     assert not CaseStructuring.objects.exists()
+
+
+def test_an_operator_who_saves_first_keeps_the_values_and_the_proposal_is_kept(
+    api, session
+) -> None:
+    case_id = feedback_submit(session_id="st-1", feedback="useful").case_id
+    case = CaseLibrary.objects.get(case_id=case_id)
+    case_update(case=case, updated_by="ops.li", fault_category="CAPACITY")
+
+    cases_structure_new()
+
+    case.refresh_from_db()
+    assert (case.fault_category, case.error_code) == ("CAPACITY", None)
+    proposal = CaseStructuring.objects.get(case=case)
+    assert (proposal.proposed_category, proposal.proposed_error_code) == (
+        "DATABASE",
+        "ORA-01555",
+    )
+
+
+def test_a_pass_structures_each_case_once_and_only_new_auto_cases(db) -> None:
+    older = _auto_case("o-1", "ORA-01555 慢查询")
+    CaseLibrary.objects.filter(case_id=older.case_id).update(fault_category="GENERAL")
+    manual = case_create_manual(
+        created_by="ops.li", title="ORA-01555 慢查询", root_cause="r", solution="s"
+    )
+
+    assert cases_structure_new() == 0  # nothing new; the manual case is the operator's
+
+    assert CaseLibrary.objects.get(case_id=older.case_id).fault_category == "GENERAL"
+    assert not CaseStructuring.objects.filter(case_id=manual.case_id).exists()
+
+
+def test_cases_made_before_the_structuring_came_are_left_as_they_were(db) -> None:
+    DiagnosisSessionFactory(succeeded=True, session_id="p-1", query="ORA-01555", answer="a")
+    case_id = case_copy_from_session(session_id="p-1")
+    CaseLibrary.objects.filter(case_id=case_id).update(
+        created_at=timezone.now() - timedelta(days=1)
+    )
+    CaseIndexState.objects.update_or_create(id=1, defaults={"structured_until": timezone.now()})
+
+    assert cases_structure_new() == 0
+    assert CaseLibrary.objects.get(case_id=case_id).error_code is None
+
+
+def test_the_outcome_sweep_structures_a_case_whose_rebuild_was_lost(db) -> None:
+    DiagnosisSessionFactory(succeeded=True, session_id="l-1", query="ORA-01555", answer="a")
+    case_id = case_copy_from_session(session_id="l-1")
+
+    case_outcomes_sweep()
+
+    assert CaseLibrary.objects.get(case_id=case_id).error_code == "ORA-01555"
 
 
 # --- Accuracy ---------------------------------------------------------------------------
@@ -214,8 +228,11 @@ def fresh_cache():  # type: ignore[no-untyped-def]
 
 
 def _auto_case(session_id: str, query: str) -> CaseLibrary:
+    """An AUTO case made from a new session and structured by the worker's pass."""
     DiagnosisSessionFactory(succeeded=True, session_id=session_id, query=query, answer="见上")
-    return CaseLibrary.objects.get(case_id=case_copy_from_session(session_id=session_id))
+    case_id = case_copy_from_session(session_id=session_id)
+    cases_structure_new()
+    return CaseLibrary.objects.get(case_id=case_id)
 
 
 def test_accuracy_counts_only_cases_an_operator_has_saved(db, fresh_cache) -> None:

@@ -626,6 +626,13 @@ def scoring_reset(pool: Pool) -> None:
         )
         cursor.execute("DELETE FROM django_q_ormq")
         cursor.execute("DELETE FROM django_q_task")
+    # The generated cases and those the load step made are the data set, not work for
+    # the scoring step's worker: its structuring pass starts after them.
+    from django.utils import timezone
+
+    from caselibrary.models import CaseIndexState
+
+    CaseIndexState.objects.update_or_create(id=1, defaults={"structured_until": timezone.now()})
 
 
 def counts() -> dict[str, int]:
