@@ -340,6 +340,11 @@ CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.35)
 # them not useful.
 CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
 
+# The attribution page reads the newest this many useful and as many not useful sessions
+# of its window: the page costs the same at any size; more gives tighter intervals
+# (about 25 microseconds per session read, uncached).
+ATTRIBUTION_SAMPLE = env_int("ATTRIBUTION_SAMPLE", 250, minimum=10)
+
 # --- Metrics ------------------------------------------------------------------
 
 # GET /metrics (Prometheus): a scraper sends this token as `Authorization: Bearer ...`, or

@@ -4,6 +4,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
@@ -235,7 +236,6 @@ def sessions_useful_without_evidence(queryset: QuerySet) -> QuerySet:
 
 # --- Attribution: which factors go with useful answers ----------------------------------------
 
-ATTRIBUTION_SAMPLE = 1_000
 Z_95 = 1.959964
 
 
@@ -286,8 +286,8 @@ def feedback_attribution(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> Attribution:
     """For each rule factor and opinion factor, the useful share of rated sessions with it
     and without it; and the useful share per evidence-score band (calibration).
 
-    Read from a bounded sample, the newest ATTRIBUTION_SAMPLE useful and as many not
-    useful sessions of the window (each read newest-first off the (feedback, created_at)
+    Read from a bounded sample, the newest settings.ATTRIBUTION_SAMPLE useful and as many
+    not useful sessions of the window (each read newest-first off the (feedback, created_at)
     index), so the page costs the same at a million sessions as at ten thousand; cached
     like the overview. The sample is said on the page.
     """
@@ -305,14 +305,14 @@ def _compute_attribution(days: int) -> Attribution:
         evaluations = (
             window.filter(feedback=value, self_evaluation__isnull=False)
             .order_by("-created_at")
-            .values_list("self_evaluation", flat=True)[:ATTRIBUTION_SAMPLE]
+            .values_list("self_evaluation", flat=True)[: settings.ATTRIBUTION_SAMPLE]
         )
         rated += [(value == Feedback.USEFUL, e) for e in evaluations if isinstance(e, dict)]
     return Attribution(
         days=days,
         since=since,
         sampled=len(rated),
-        sample_limit=ATTRIBUTION_SAMPLE,
+        sample_limit=settings.ATTRIBUTION_SAMPLE,
         factors=_factor_rates(rated),
         bands=_band_rates(rated),
     )

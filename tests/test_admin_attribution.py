@@ -53,6 +53,17 @@ def factor(attribution, kind: str, name: str):  # type: ignore[no-untyped-def]
     return next(f for f in attribution.factors if (f.kind, f.name) == (kind, name))
 
 
+def test_the_sample_takes_the_newest_of_each_kind_up_to_the_setting(rated, settings) -> None:
+    settings.ATTRIBUTION_SAMPLE = 2
+
+    attribution = feedback_attribution(days=30)
+
+    assert (attribution.sampled, attribution.sample_limit) == (4, 2)
+    # The newest two of each kind: useful ones scored 30 and 65, not-useful ones both 30.
+    rated_per_band = {band: rate.rated for band, rate in attribution.bands if rate.rated}
+    assert rated_per_band == {"1-39": 3, "65+": 1}
+
+
 def test_each_factor_is_compared_with_and_without_it(rated) -> None:
     attribution = feedback_attribution(days=30)
 
