@@ -72,6 +72,7 @@ _COPY_FROM_SESSION = (
     "FROM diagnosis_session WHERE session_id = %s "
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
+_RETURNING_REBUILD_REQUESTED = " RETURNING (SELECT requested_at FROM case_index_state WHERE id = 1)"
 # AUTO cases not yet structured (no proposal) among those made since `since`, with the
 # opening of their session's question and answer; oldest first.
 _TO_STRUCTURE = (
@@ -103,9 +104,13 @@ def case_copy_from_session(
     """
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     case_id = new_uuid_string()
+    # Where INSERT ... RETURNING exists (MariaDB 10.5+, SQLite 3.35+; not MySQL), the
+    # insert also says whether an index rebuild is pending: no round trip of its own.
+    returning = connection.features.can_return_rows_from_bulk_insert
+    sql = _COPY_FROM_SESSION + (_RETURNING_REBUILD_REQUESTED if returning else "")
     with connection.cursor() as cursor:
         cursor.execute(
-            _COPY_FROM_SESSION,
+            sql,
             [
                 case_id,
                 SourceType.AUTO.value,
@@ -120,10 +125,16 @@ def case_copy_from_session(
                 session_id,
             ],
         )
-        if cursor.rowcount == 1:
+        if returning:
+            inserted = cursor.fetchone()
+            requested = _as_datetime(inserted[0]) if inserted else None
+        else:
+            inserted = cursor.rowcount == 1
+            requested = _UNREAD
+        if inserted:
             after_commit(partial(metrics.case_created, SourceType.AUTO.value))
             # The new case is to be structured and indexed: a rebuild is asked for.
-            after_commit(_request_rebuild_now)
+            after_commit(partial(_request_rebuild_now, requested=requested))
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -532,9 +543,10 @@ def _request_rebuild_now(*, requested: datetime | None = _UNREAD) -> None:
         requested = state and state["requested_at"]
     if requested is None:
         requested = now
-        asked = CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
-            requested_at=now
-        )
+        pending = CaseIndexState.objects.filter(id=1, requested_at__isnull=True)
+        asked = pending.update(requested_at=now)
+        if not asked and CaseIndexState.objects.get_or_create(id=1)[1]:
+            asked = pending.update(requested_at=now)  # the state row was missing
         if asked:
             from caselibrary.tasks import case_index_enqueue
 
