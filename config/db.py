@@ -1,11 +1,12 @@
-"""A transaction for a hot path of a few raw statements, in two round trips fewer.
+"""A transaction for a hot path of a few raw statements, in one round trip fewer.
 
 `transaction.atomic()` outside any transaction turns autocommit off and on again around
 the work: on MySQL/MariaDB each is a statement of its own (`SET autocommit=...`), so a
-transaction of three statements costs six round trips. Here, with the connection left
-in autocommit mode, the transaction is opened by `BEGIN` and ended by `COMMIT` (or
-`ROLLBACK`): two round trips around the work. Inside a transaction already (an outer
-`atomic()`, a test's), it is a plain `atomic()` (a savepoint).
+transaction of two statements costs five round trips with its COMMIT. Here, with the
+connection left in autocommit mode, the transaction is opened by `BEGIN` and ended by
+`COMMIT` (or `ROLLBACK`): two round trips around the work, four in all. Inside a
+transaction already (an outer `atomic()`, a test's), it is a plain `atomic()` (a
+savepoint).
 
 While the block runs, Django is told the connection is not in autocommit mode (it is
 not: a transaction is open), so `select_for_update()` may be used in it. The work must
