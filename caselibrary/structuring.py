@@ -23,7 +23,7 @@ from caselibrary.error_codes import find_error_codes
 
 ERROR_CODE_MAX_LENGTH = 64
 # Characters of the question / answer read: a case is structured by its opening, and a
-# huge answer must not make `useful` slow.
+# huge answer must not hold up the worker's pass.
 QUESTION_CHARS = 4_000
 ANSWER_CHARS = 20_000
 METHOD_VERSION = "keywords-1"
