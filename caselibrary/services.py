@@ -7,7 +7,7 @@ from feedback, the operator's username for edits in the admin.
 import logging
 import time
 import uuid
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -45,7 +45,7 @@ from caselibrary.selectors import (
     fault_category_taxonomy_forget,
 )
 from config import metrics
-from config.db import AfterCommit
+from config.db import AfterCommit, Outcome, Statement, run_after_commit
 from diagnosis.fields import new_uuid_string
 from diagnosis.models import (
     DiagnosisSession,
@@ -73,6 +73,11 @@ _COPY_FROM_SESSION = (
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
 _RETURNING_REBUILD_REQUESTED = " RETURNING (SELECT requested_at FROM case_index_state WHERE id = 1)"
+# The session's case id and whether an index rebuild is pending. Parameter: the session id.
+_CASE_AND_REBUILD_REQUESTED = (
+    "SELECT (SELECT case_id FROM case_library WHERE diagnosis_id = %s), "
+    "(SELECT requested_at FROM case_index_state WHERE id = 1)"
+)
 # AUTO cases not yet structured (no proposal) among those made since `since`, with the
 # opening of their session's question and answer; oldest first.
 _TO_STRUCTURE = (
@@ -102,29 +107,15 @@ def case_copy_from_session(
     case inserted meanwhile by someone not taking that lock is an IntegrityError for the
     caller to retry. Follow-ups (a metric, the rebuild request) go to `after_commit`.
     """
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
     case_id = new_uuid_string()
+    sql, params = _copy_insert(session_id, case_id)
     # Where INSERT ... RETURNING exists (MariaDB 10.5+, SQLite 3.35+; not MySQL), the
     # insert also says whether an index rebuild is pending: no round trip of its own.
     returning = connection.features.can_return_rows_from_bulk_insert
-    sql = _COPY_FROM_SESSION + (_RETURNING_REBUILD_REQUESTED if returning else "")
+    if returning:
+        sql += _RETURNING_REBUILD_REQUESTED
     with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            [
-                case_id,
-                SourceType.AUTO.value,
-                GENERAL_CATEGORY,
-                None,
-                TITLE_FROM_QUERY_LENGTH,
-                SYSTEM_USER,
-                SYSTEM_USER,
-                now,
-                now,
-                session_id,
-                session_id,
-            ],
-        )
+        cursor.execute(sql, params)
         if returning:
             inserted = cursor.fetchone()
             requested = _as_datetime(inserted[0]) if inserted else None
@@ -132,9 +123,7 @@ def case_copy_from_session(
             inserted = cursor.rowcount == 1
             requested = _UNREAD
         if inserted:
-            after_commit(partial(metrics.case_created, SourceType.AUTO.value))
-            # The new case is to be structured and indexed: a rebuild is asked for.
-            after_commit(partial(_request_rebuild_now, requested=requested))
+            _case_made(requested, after_commit)
             return case_id
         # It had one already (useful, not_useful, then useful again; or made by hand).
         cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
@@ -142,6 +131,53 @@ def case_copy_from_session(
     if row is None:
         raise CaseLibrary.DoesNotExist(f"no session {session_id!r} to copy a case from")
     return row[0]
+
+
+def case_copy_statements(
+    session_id: str, *, when: str, when_params: Sequence[object]
+) -> list[Statement]:
+    """`case_copy_from_session` as two statements for a caller's transaction
+    (config/db.py `run_in_one_transaction`): the AUTO case inserted if the session has
+    none and `when` (SQL on its row, parameters `when_params`) holds, then the session's
+    case id and the index rebuild state read. `case_copy_outcome` reads their outcomes.
+    """
+    sql, params = _copy_insert(session_id, new_uuid_string())
+    return [
+        (f"{sql} AND {when}", [*params, *when_params]),
+        (_CASE_AND_REBUILD_REQUESTED, [session_id]),
+    ]
+
+
+def case_copy_outcome(insert: Outcome, read: Outcome) -> str | None:
+    """The session's case id after `case_copy_statements` (None: it has none); a case
+    they made has its follow-ups (a metric, the rebuild request) run after the commit."""
+    case_id, requested = read.rows[0]
+    if insert.rowcount == 1:
+        _case_made(_as_datetime(requested), run_after_commit)
+    return case_id
+
+
+def _copy_insert(session_id: str, case_id: str) -> Statement:
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    return _COPY_FROM_SESSION, [
+        case_id,
+        SourceType.AUTO.value,
+        GENERAL_CATEGORY,
+        None,
+        TITLE_FROM_QUERY_LENGTH,
+        SYSTEM_USER,
+        SYSTEM_USER,
+        now,
+        now,
+        session_id,
+        session_id,
+    ]
+
+
+def _case_made(requested: datetime | None, after_commit: AfterCommit) -> None:
+    after_commit(partial(metrics.case_created, SourceType.AUTO.value))
+    # The new case is to be structured and indexed: a rebuild is asked for.
+    after_commit(partial(_request_rebuild_now, requested=requested))
 
 
 def cases_structure_new() -> int:

@@ -11,10 +11,10 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_copy_from_session
+from caselibrary.services import case_copy_from_session, case_copy_outcome, case_copy_statements
 from config import metrics
 from config.api import Conflict, NotFound
-from config.db import AfterCommit, short_transaction
+from config.db import AfterCommit, Statement, run_after_commit, run_in_one_transaction
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
 
@@ -26,6 +26,9 @@ MYSQL_LOCK_WAIT_TIMEOUT = 1205
 SESSION_NOT_FOUND = "会话不存在"
 SESSION_STILL_RUNNING = "会话仍在执行中，执行结束后才能反馈"
 SESSION_HAS_NO_ANSWER = "会话没有答案，不能标记为 useful"
+
+
+_FEEDBACK_VALUES = frozenset(Feedback.values)
 
 
 class FeedbackSessionNotFound(NotFound):
@@ -53,7 +56,7 @@ def feedback_submit(*, session_id: str, feedback: str) -> FeedbackResult:
     not even `feedback_at`. Concurrent requests take turns on the session row; should
     the case insert still collide or deadlock, it is retried once and the winner read.
     """
-    if feedback not in Feedback.values:
+    if feedback not in _FEEDBACK_VALUES:
         raise ValueError(f"unknown feedback {feedback!r}")
     try:
         return _submit(session_id, feedback)
@@ -76,7 +79,7 @@ def _submit(session_id: str, feedback: str, *, shortcut: bool = True) -> Feedbac
     if feedback == Feedback.NOT_USEFUL:
         result = _not_useful_in_one_update(session_id)
     elif shortcut:
-        result = _useful_in_two_statements(session_id)
+        result = _useful_in_one_transaction(session_id)
     if result is None:
         result = _submit_locked(session_id, feedback)
     logger.info(
@@ -100,18 +103,19 @@ _IF_IT_CHANGES = (
 
 
 def _set_feedback(feedback: str, where: str, params: list) -> int:
-    """Record `feedback` and its time on the session rows `where` picks; how many changed.
+    """Record `feedback` and its time on the session rows `where` picks; how many changed."""
+    with connection.cursor() as cursor:
+        cursor.execute(*_feedback_update(feedback, where, params))
+        return cursor.rowcount
 
-    Written out: building this UPDATE through the ORM cost a third of a not_useful
-    request.
-    """
+
+def _feedback_update(feedback: str, where: str, params: list) -> Statement:
+    """The UPDATE of `_set_feedback`. Written out: building it through the ORM cost a
+    third of a not_useful request."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     # `where` is one of this module's constants, never input.
     sql = "UPDATE diagnosis_session SET feedback = %s, feedback_at = %s, updated_at = %s WHERE "
-    sql += where
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [feedback, now, now, *params])
-        return cursor.rowcount
+    return sql + where, [feedback, now, now, *params]
 
 
 def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
@@ -151,29 +155,55 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
 NOT_BLANK = "[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
-def _useful_in_two_statements(session_id: str) -> FeedbackResult:
-    """A session's first useful as two statements: the conditional UPDATE (the rules in
-    its WHERE clause) and the case copied from the row in SQL.
+# The session's state, for the answer to a useful that changed nothing: its status and
+# whether its answer is not blank. Parameters: NOT_BLANK and the session id.
+_USEFUL_STATE = "SELECT status, answer REGEXP %s FROM diagnosis_session WHERE session_id = %s"
+# A case is copied from a session rated useful, finished, with an answer.
+_CASE_WANTED = (
+    f"feedback = '{Feedback.USEFUL.value}' AND status <> '{SessionStatus.RUNNING.value}' "
+    "AND answer REGEXP %s"
+)
+
+
+def _useful_in_one_transaction(session_id: str) -> FeedbackResult | None:
+    """A session's useful as one transaction of four statements, in one round trip on
+    MySQL/MariaDB (config/db.py): the conditional UPDATE (the rules in its WHERE clause),
+    the case copied from the row in SQL where it is wanted and missing, the case id read,
+    and the session's state read.
 
     The UPDATE holds the session's row lock until the commit, so no other feedback
     request can make the case in between. When the UPDATE matched nothing (a repeat, an
-    unknown or running session, no answer), the same transaction reads the session under
-    its lock and says which. A short transaction (config/db.py): BEGIN and COMMIT are
-    the only round trips around the work.
+    unknown or running session, no answer), the reads say which; the insert's own
+    conditions keep it from writing anything then, except a repeat's case an operator
+    had deleted. None when the feedback changed in between: the caller takes the locked
+    path.
     """
-    with short_transaction() as after_commit:
-        updated = _set_feedback(
-            Feedback.USEFUL,
-            f"{_IF_IT_CHANGES} AND answer REGEXP %s",
-            [session_id, Feedback.USEFUL, NOT_BLANK],
-        )
-        if not updated:
-            return _decide_locked(session_id, Feedback.USEFUL, after_commit=after_commit)
-        # Inside the transaction, under the row lock the UPDATE took.
-        case_id = case_copy_from_session(session_id=session_id, after_commit=after_commit)
-        after_commit(partial(metrics.feedback_recorded, Feedback.USEFUL))
+    update, insert, case_read, state = run_in_one_transaction(
+        [
+            _feedback_update(
+                Feedback.USEFUL,
+                f"{_IF_IT_CHANGES} AND answer REGEXP %s",
+                [session_id, Feedback.USEFUL, NOT_BLANK],
+            ),
+            *case_copy_statements(session_id, when=_CASE_WANTED, when_params=[NOT_BLANK]),
+            (_USEFUL_STATE, [NOT_BLANK, session_id]),
+        ]
+    )
+    if not state.rows:
+        raise FeedbackSessionNotFound()
+    status, has_answer = state.rows[0]
+    if status == SessionStatus.RUNNING:
+        raise FeedbackConflict(SESSION_STILL_RUNNING)
+    if not has_answer:
+        raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
+    case_id = case_copy_outcome(insert, case_read)
+    if case_id is None:
+        return None
+    changed = update.rowcount == 1
+    if changed:
+        run_after_commit(partial(metrics.feedback_recorded, Feedback.USEFUL))
     return FeedbackResult(
-        session_id=session_id, feedback=Feedback.USEFUL, case_id=case_id, changed=True
+        session_id=session_id, feedback=Feedback.USEFUL, case_id=case_id, changed=changed
     )
 
 
