@@ -73,6 +73,9 @@ _COPY_FROM_SESSION = (
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
 _RETURNING_REBUILD_REQUESTED = " RETURNING (SELECT requested_at FROM case_index_state WHERE id = 1)"
+_RETURNING_CASE_AND_REBUILD_REQUESTED = (
+    " RETURNING case_id, (SELECT requested_at FROM case_index_state WHERE id = 1)"
+)
 # The session's case id and whether an index rebuild is pending. Parameter: the session id.
 _CASE_AND_REBUILD_REQUESTED = (
     "SELECT (SELECT case_id FROM case_library WHERE diagnosis_id = %s), "
@@ -136,24 +139,33 @@ def case_copy_from_session(
 def case_copy_statements(
     session_id: str, *, when: str, when_params: Sequence[object]
 ) -> list[Statement]:
-    """`case_copy_from_session` as two statements for a caller's transaction
-    (config/db.py `run_in_one_transaction`): the AUTO case inserted if the session has
-    none and `when` (SQL on its row, parameters `when_params`) holds, then the session's
-    case id and the index rebuild state read. `case_copy_outcome` reads their outcomes.
+    """`case_copy_from_session` as statements for a caller's transaction (config/db.py
+    `run_in_one_transaction`): the AUTO case inserted if the session has none and `when`
+    (SQL on its row, parameters `when_params`) holds. Where INSERT ... RETURNING exists it
+    returns the new case and the index rebuild state; elsewhere a read of them follows.
+    `case_copy_made` reads their outcomes.
     """
-    sql, params = _copy_insert(session_id, new_uuid_string())
-    return [
-        (f"{sql} AND {when}", [*params, *when_params]),
-        (_CASE_AND_REBUILD_REQUESTED, [session_id]),
-    ]
+    case_id = new_uuid_string()
+    sql, params = _copy_insert(session_id, case_id)
+    insert = (f"{sql} AND {when}", [*params, *when_params])
+    if connection.features.can_return_rows_from_bulk_insert:
+        return [(insert[0] + _RETURNING_CASE_AND_REBUILD_REQUESTED, insert[1])]
+    return [insert, (_CASE_AND_REBUILD_REQUESTED, [session_id])]
 
 
-def case_copy_outcome(insert: Outcome, read: Outcome) -> str | None:
-    """The session's case id after `case_copy_statements` (None: it has none); a case
-    they made has its follow-ups (a metric, the rebuild request) run after the commit."""
-    case_id, requested = read.rows[0]
-    if insert.rowcount == 1:
-        _case_made(_as_datetime(requested), run_after_commit)
+def case_copy_made(outcomes: Sequence[Outcome]) -> str | None:
+    """The id of the case `case_copy_statements` made (None: they made none); its
+    follow-ups (a metric, the rebuild request) run after the commit."""
+    if len(outcomes) == 1:
+        if not outcomes[0].rows:
+            return None
+        case_id, requested = outcomes[0].rows[0]
+    else:
+        insert, read = outcomes
+        if insert.rowcount != 1:
+            return None
+        case_id, requested = read.rows[0]
+    _case_made(_as_datetime(requested), run_after_commit)
     return case_id
 
 

@@ -11,7 +11,8 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_copy_from_session, case_copy_outcome, case_copy_statements
+from caselibrary.selectors import case_id_for_session
+from caselibrary.services import case_copy_from_session, case_copy_made, case_copy_statements
 from config import metrics
 from config.api import Conflict, NotFound
 from config.db import AfterCommit, Statement, run_after_commit, run_in_one_transaction
@@ -155,10 +156,8 @@ def _not_useful_in_one_update(session_id: str) -> FeedbackResult | None:
 NOT_BLANK = "[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
-# The session's state, for the answer to a useful that changed nothing: its status and
-# whether its answer is not blank. Parameters: NOT_BLANK and the session id.
-_USEFUL_STATE = "SELECT status, answer REGEXP %s FROM diagnosis_session WHERE session_id = %s"
-# A case is copied from a session rated useful, finished, with an answer.
+# A case is copied from a session rated useful, finished, with an answer. Parameter:
+# NOT_BLANK.
 _CASE_WANTED = (
     f"feedback = '{Feedback.USEFUL.value}' AND status <> '{SessionStatus.RUNNING.value}' "
     "AND answer REGEXP %s"
@@ -166,19 +165,18 @@ _CASE_WANTED = (
 
 
 def _useful_in_one_transaction(session_id: str) -> FeedbackResult | None:
-    """A session's useful as one transaction of four statements, in one round trip on
-    MySQL/MariaDB (config/db.py): the conditional UPDATE (the rules in its WHERE clause),
-    the case copied from the row in SQL where it is wanted and missing, the case id read,
-    and the session's state read.
+    """A session's useful as one transaction in one round trip on MySQL/MariaDB
+    (config/db.py): the conditional UPDATE (the rules in its WHERE clause) and the case
+    copied from the row in SQL where it is wanted and missing.
 
     The UPDATE holds the session's row lock until the commit, so no other feedback
-    request can make the case in between. When the UPDATE matched nothing (a repeat, an
-    unknown or running session, no answer), the reads say which; the insert's own
-    conditions keep it from writing anything then, except a repeat's case an operator
-    had deleted. None when the feedback changed in between: the caller takes the locked
-    path.
+    request can make the case in between. The insert's own conditions keep it from
+    writing anything the UPDATE refused (an unknown or running session, no answer), and
+    let a repeat make again a case an operator had deleted. None when the UPDATE matched
+    nothing and no case was made (a repeat, an unknown or running session, no answer):
+    the caller's locked path says which, having written nothing.
     """
-    update, insert, case_read, state = run_in_one_transaction(
+    update, *copy = run_in_one_transaction(
         [
             _feedback_update(
                 Feedback.USEFUL,
@@ -186,20 +184,15 @@ def _useful_in_one_transaction(session_id: str) -> FeedbackResult | None:
                 [session_id, Feedback.USEFUL, NOT_BLANK],
             ),
             *case_copy_statements(session_id, when=_CASE_WANTED, when_params=[NOT_BLANK]),
-            (_USEFUL_STATE, [NOT_BLANK, session_id]),
         ]
     )
-    if not state.rows:
-        raise FeedbackSessionNotFound()
-    status, has_answer = state.rows[0]
-    if status == SessionStatus.RUNNING:
-        raise FeedbackConflict(SESSION_STILL_RUNNING)
-    if not has_answer:
-        raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
-    case_id = case_copy_outcome(insert, case_read)
+    changed = update.rowcount == 1
+    case_id = case_copy_made(copy)
+    if case_id is None and changed:
+        # Recorded; the session had its case (useful, not_useful, then useful again).
+        case_id = case_id_for_session(session_id=session_id)
     if case_id is None:
         return None
-    changed = update.rowcount == 1
     if changed:
         run_after_commit(partial(metrics.feedback_recorded, Feedback.USEFUL))
     return FeedbackResult(

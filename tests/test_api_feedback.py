@@ -376,7 +376,7 @@ def test_too_many_requests_from_one_key_are_429_in_the_contract_shape(
     cache.clear()
 
 
-def test_useful_is_the_key_then_four_statements_and_a_repeat_the_same_four(
+def test_useful_is_the_key_an_update_and_an_insert_and_a_repeat_reads_why_nothing_changed(
     api, finished, count_statements
 ) -> None:
     with count_statements() as first:
@@ -384,18 +384,13 @@ def test_useful_is_the_key_then_four_statements_and_a_repeat_the_same_four(
     with count_statements() as repeat:
         assert post(api, {"sessionId": "fb-1", "feedback": "useful"}).status_code == 200
 
-    # key, conditional feedback UPDATE, case INSERT ... SELECT from the session row (its
-    # structuring is the worker's), the case id read, the session's state read; outside
-    # a test's transaction, one round trip on MariaDB (tests/test_short_transaction.py)
-    assert [sql.split()[0] for sql in first.statements] == [
-        "SELECT",
-        "UPDATE",
-        "INSERT",
-        "SELECT",
-        "SELECT",
-    ]
-    # the key is remembered; the same four, of which the two writes match nothing
-    assert [sql.split()[0] for sql in repeat.statements] == ["UPDATE", "INSERT", "SELECT", "SELECT"]
+    # key, conditional feedback UPDATE, case INSERT ... SELECT from the session row
+    # RETURNING the new case (its structuring is the worker's); outside a test's
+    # transaction, one round trip on MariaDB (tests/test_short_transaction.py)
+    assert [sql.split()[0] for sql in first.statements] == ["SELECT", "UPDATE", "INSERT"]
+    # the key is remembered; the UPDATE and the INSERT match nothing, the session read
+    # under its lock (with its case) says why: nothing written
+    assert [sql.split()[0] for sql in repeat.statements] == ["UPDATE", "INSERT", "SELECT"]
     assert CaseLibrary.objects.filter(diagnosis_id="fb-1").count() == 1
 
 
