@@ -172,9 +172,10 @@ def _useful_in_one_transaction(session_id: str) -> FeedbackResult | None:
     The UPDATE holds the session's row lock until the commit, so no other feedback
     request can make the case in between. The insert's own conditions keep it from
     writing anything the UPDATE refused (an unknown or running session, no answer), and
-    let a repeat make again a case an operator had deleted. None when the UPDATE matched
-    nothing and no case was made (a repeat, an unknown or running session, no answer):
-    the caller's locked path says which, having written nothing.
+    let a repeat make again a case an operator had deleted. When the UPDATE matched
+    nothing and no case was made, one read says why (a repeat, an unknown or running
+    session, no answer). None when the session changed in between: the caller takes the
+    locked path.
     """
     update, *copy = run_in_one_transaction(
         [
@@ -188,15 +189,45 @@ def _useful_in_one_transaction(session_id: str) -> FeedbackResult | None:
     )
     changed = update.rowcount == 1
     case_id = case_copy_made(copy)
-    if case_id is None and changed:
+    if case_id is None and not changed:
+        return _why_useful_changed_nothing(session_id)
+    if case_id is None:
         # Recorded; the session had its case (useful, not_useful, then useful again).
         case_id = case_id_for_session(session_id=session_id)
-    if case_id is None:
-        return None
+        if case_id is None:
+            return None
     if changed:
         run_after_commit(partial(metrics.feedback_recorded, Feedback.USEFUL))
     return FeedbackResult(
         session_id=session_id, feedback=Feedback.USEFUL, case_id=case_id, changed=changed
+    )
+
+
+# After a useful that changed nothing: the session's status, feedback, whether its answer
+# is not blank, and its case. Parameters: NOT_BLANK and the session id.
+_USEFUL_STATE = (
+    "SELECT s.status, s.feedback, s.answer REGEXP %s, c.case_id FROM diagnosis_session s "
+    "LEFT JOIN case_library c ON c.diagnosis_id = s.session_id WHERE s.session_id = %s"
+)
+
+
+def _why_useful_changed_nothing(session_id: str) -> FeedbackResult | None:
+    """A repeat (the session's case, unchanged), or the refusal of an unknown session, a
+    running one or one without an answer; None when the session changed in between."""
+    with connection.cursor() as cursor:
+        cursor.execute(_USEFUL_STATE, [NOT_BLANK, session_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise FeedbackSessionNotFound()
+    status, feedback, has_answer, case_id = row
+    if status == SessionStatus.RUNNING:
+        raise FeedbackConflict(SESSION_STILL_RUNNING)
+    if not has_answer:
+        raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
+    if feedback != Feedback.USEFUL or case_id is None:
+        return None
+    return FeedbackResult(
+        session_id=session_id, feedback=Feedback.USEFUL, case_id=case_id, changed=False
     )
 
 

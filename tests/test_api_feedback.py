@@ -388,8 +388,8 @@ def test_useful_is_the_key_an_update_and_an_insert_and_a_repeat_reads_why_nothin
     # RETURNING the new case (its structuring is the worker's); outside a test's
     # transaction, one round trip on MariaDB (tests/test_short_transaction.py)
     assert [sql.split()[0] for sql in first.statements] == ["SELECT", "UPDATE", "INSERT"]
-    # the key is remembered; the UPDATE and the INSERT match nothing, the session read
-    # under its lock (with its case) says why: nothing written
+    # the key is remembered; the UPDATE and the INSERT match nothing, one read of the
+    # session (with its case) says why: nothing written
     assert [sql.split()[0] for sql in repeat.statements] == ["UPDATE", "INSERT", "SELECT"]
     assert CaseLibrary.objects.filter(diagnosis_id="fb-1").count() == 1
 
