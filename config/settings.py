@@ -118,6 +118,9 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
         "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5, minimum=1),
         "read_timeout": env_int("DB_READ_TIMEOUT", 30, minimum=1),
         "write_timeout": env_int("DB_WRITE_TIMEOUT", 30, minimum=1),
+        # Several statements per query: `useful` sends its transaction in one round trip
+        # (config/db.py); off, its statements go one at a time.
+        "multi_statements": env_bool("DB_MULTI_STATEMENTS", True),
     }
     _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
 DATABASES = {"default": _database}

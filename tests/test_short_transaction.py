@@ -193,3 +193,31 @@ def test_with_multiple_statements_switched_off_they_go_one_by_one(
     assert outcome.rowcount == 1
     assert [sql.split()[0] for sql in counted.statements] == ["BEGIN", "UPDATE", "COMMIT"]
     assert DiagnosisSession.objects.get().status == "SUCCESS"
+
+
+@pytest.fixture
+def single_statements(monkeypatch):  # type: ignore[no-untyped-def]
+    """A connection made with DB_MULTI_STATEMENTS=0: the server refuses several
+    statements per query. The next test connects as configured."""
+    options = {**connection.settings_dict["OPTIONS"], "multi_statements": False}
+    monkeypatch.setitem(connection.settings_dict, "OPTIONS", options)
+    connection.close()
+    yield
+    connection.close()
+
+
+@pytest.mark.mysql
+def test_a_connection_refusing_several_statements_per_query_still_records_useful(
+    single_statements, count_statements
+) -> None:
+    DiagnosisSessionFactory(session_id="s-1", succeeded=True)
+    with connection.cursor() as cursor, pytest.raises(DatabaseError):
+        cursor.execute("SELECT 1; SELECT 2")
+    connection.close()
+
+    with count_statements() as counted:
+        result = feedback_submit(session_id="s-1", feedback="useful")
+
+    assert CaseLibrary.objects.get(diagnosis_id="s-1").case_id == result.case_id
+    verbs = [sql.split()[0] for sql in counted.statements]
+    assert verbs[:4] == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
