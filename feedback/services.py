@@ -15,7 +15,7 @@ from caselibrary.selectors import case_id_for_session
 from caselibrary.services import case_copy_from_session, case_copy_made, case_copy_statements
 from config import metrics
 from config.api import Conflict, NotFound
-from config.db import AfterCommit, Statement, run_after_commit, run_in_one_transaction
+from config.db import Statement, run_after_commit, run_in_one_transaction
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.models import BadCase, BadCaseReview, ReviewState
 
@@ -236,9 +236,7 @@ def _submit_locked(session_id: str, feedback: str) -> FeedbackResult:
         return _decide_locked(session_id, feedback)
 
 
-def _decide_locked(
-    session_id: str, feedback: str, *, after_commit: AfterCommit = transaction.on_commit
-) -> FeedbackResult:
+def _decide_locked(session_id: str, feedback: str) -> FeedbackResult:
     """Read the session under its row lock and record the feedback; inside a transaction."""
     useful = feedback == Feedback.USEFUL
     session = _lock(session_id, with_content=useful)
@@ -257,9 +255,9 @@ def _decide_locked(
         if _has_case(session):
             case_id = session.case.case_id
         else:
-            case_id = case_copy_from_session(session_id=session_id, after_commit=after_commit)
+            case_id = case_copy_from_session(session_id=session_id)
     if changed:
-        after_commit(partial(metrics.feedback_recorded, feedback))
+        transaction.on_commit(partial(metrics.feedback_recorded, feedback))
     return FeedbackResult(
         session_id=session_id, feedback=feedback, case_id=case_id, changed=changed
     )
