@@ -39,13 +39,14 @@ from caselibrary.search_index import L0, L1, BuildResult, CaseText, build
 from caselibrary.search_text import text_key
 from caselibrary.selectors import (
     CasesFound,
+    case_id_for_session,
     cases_find,
     fault_category_in_use,
     fault_category_taxonomy,
     fault_category_taxonomy_forget,
 )
 from config import metrics
-from config.db import AfterCommit, Outcome, Statement, run_after_commit
+from config.db import Outcome, Statement, run_after_commit, run_statements
 from diagnosis.fields import new_uuid_string
 from diagnosis.models import (
     DiagnosisSession,
@@ -72,7 +73,6 @@ _COPY_FROM_SESSION = (
     "FROM diagnosis_session WHERE session_id = %s "
     "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
 )
-_RETURNING_REBUILD_REQUESTED = " RETURNING (SELECT requested_at FROM case_index_state WHERE id = 1)"
 _RETURNING_CASE_AND_REBUILD_REQUESTED = (
     " RETURNING case_id, (SELECT requested_at FROM case_index_state WHERE id = 1)"
 )
@@ -96,9 +96,7 @@ STRUCTURING_LOOKBACK = timedelta(minutes=10)
 STRUCTURING_BATCH = 500
 
 
-def case_copy_from_session(
-    *, session_id: str, after_commit: AfterCommit = transaction.on_commit
-) -> str:
+def case_copy_from_session(*, session_id: str) -> str:
     """The session's case id, inserting its AUTO case first if it has none.
 
     The case SPEC §4 lists (AUTO, `GENERAL`, the title the first 100 characters of the
@@ -108,49 +106,47 @@ def case_copy_from_session(
     the index rebuild the new case asks for), so that `useful` costs one INSERT for it.
     For a caller holding the session's row lock in its transaction (feedback does); a
     case inserted meanwhile by someone not taking that lock is an IntegrityError for the
-    caller to retry. Follow-ups (a metric, the rebuild request) go to `after_commit`.
+    caller to retry. Follow-ups (a metric, the rebuild request) run after the commit.
     """
-    case_id = new_uuid_string()
-    sql, params = _copy_insert(session_id, case_id)
-    # Where INSERT ... RETURNING exists (MariaDB 10.5+, SQLite 3.35+; not MySQL), the
-    # insert also says whether an index rebuild is pending: no round trip of its own.
-    returning = connection.features.can_return_rows_from_bulk_insert
-    if returning:
-        sql += _RETURNING_REBUILD_REQUESTED
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        if returning:
-            inserted = cursor.fetchone()
-            requested = _as_datetime(inserted[0]) if inserted else None
-        else:
-            inserted = cursor.rowcount == 1
-            requested = _UNREAD
-        if inserted:
-            _case_made(requested, after_commit)
-            return case_id
-        # It had one already (useful, not_useful, then useful again; or made by hand).
-        cursor.execute("SELECT case_id FROM case_library WHERE diagnosis_id = %s", [session_id])
-        row = cursor.fetchone()
-    if row is None:
+    made = case_copy_made(run_statements(case_copy_statements(session_id)))
+    if made is not None:
+        return made
+    # It had one already (useful, not_useful, then useful again; or made by hand).
+    existing = case_id_for_session(session_id=session_id)
+    if existing is None:
         raise CaseLibrary.DoesNotExist(f"no session {session_id!r} to copy a case from")
-    return row[0]
+    return existing
 
 
 def case_copy_statements(
-    session_id: str, *, when: str, when_params: Sequence[object]
+    session_id: str, *, when: str = "", when_params: Sequence[object] = ()
 ) -> list[Statement]:
-    """`case_copy_from_session` as statements for a caller's transaction (config/db.py
-    `run_in_one_transaction`): the AUTO case inserted if the session has none and `when`
-    (SQL on its row, parameters `when_params`) holds. Where INSERT ... RETURNING exists it
-    returns the new case and the index rebuild state; elsewhere a read of them follows.
-    `case_copy_made` reads their outcomes.
+    """The statements of `case_copy_from_session`, for a caller's transaction (config/db.py
+    `run_in_one_transaction`): the AUTO case inserted if the session has none (and, given
+    `when`, SQL on its row with parameters `when_params`, only if that holds). Where
+    INSERT ... RETURNING exists (MariaDB 10.5+, SQLite 3.35+) it returns the new case and
+    the index rebuild state, so that costs no round trip of its own; elsewhere (MySQL) a
+    read of them follows. `case_copy_made` reads their outcomes.
     """
-    case_id = new_uuid_string()
-    sql, params = _copy_insert(session_id, case_id)
-    insert = (f"{sql} AND {when}", [*params, *when_params])
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    sql = _COPY_FROM_SESSION + (f" AND {when}" if when else "")
+    params = [
+        new_uuid_string(),
+        SourceType.AUTO.value,
+        GENERAL_CATEGORY,
+        None,
+        TITLE_FROM_QUERY_LENGTH,
+        SYSTEM_USER,
+        SYSTEM_USER,
+        now,
+        now,
+        session_id,
+        session_id,
+        *when_params,
+    ]
     if connection.features.can_return_rows_from_bulk_insert:
-        return [(insert[0] + _RETURNING_CASE_AND_REBUILD_REQUESTED, insert[1])]
-    return [insert, (_CASE_AND_REBUILD_REQUESTED, [session_id])]
+        return [(sql + _RETURNING_CASE_AND_REBUILD_REQUESTED, params)]
+    return [(sql, params), (_CASE_AND_REBUILD_REQUESTED, [session_id])]
 
 
 def case_copy_made(outcomes: Sequence[Outcome]) -> str | None:
@@ -165,31 +161,10 @@ def case_copy_made(outcomes: Sequence[Outcome]) -> str | None:
         if insert.rowcount != 1:
             return None
         case_id, requested = read.rows[0]
-    _case_made(_as_datetime(requested), run_after_commit)
-    return case_id
-
-
-def _copy_insert(session_id: str, case_id: str) -> Statement:
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    return _COPY_FROM_SESSION, [
-        case_id,
-        SourceType.AUTO.value,
-        GENERAL_CATEGORY,
-        None,
-        TITLE_FROM_QUERY_LENGTH,
-        SYSTEM_USER,
-        SYSTEM_USER,
-        now,
-        now,
-        session_id,
-        session_id,
-    ]
-
-
-def _case_made(requested: datetime | None, after_commit: AfterCommit) -> None:
-    after_commit(partial(metrics.case_created, SourceType.AUTO.value))
+    run_after_commit(partial(metrics.case_created, SourceType.AUTO.value))
     # The new case is to be structured and indexed: a rebuild is asked for.
-    after_commit(partial(_request_rebuild_now, requested=requested))
+    run_after_commit(partial(_request_rebuild_now, requested=_as_datetime(requested)))
+    return case_id
 
 
 def cases_structure_new() -> int:

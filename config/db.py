@@ -108,12 +108,8 @@ def run_in_one_transaction(statements: Sequence[Statement]) -> list[Outcome]:
     """
     db = connections[DEFAULT_DB_ALIAS]
     if not _one_query_possible(db):
-        outcomes = []
-        with short_transaction(), db.cursor() as cursor:
-            for sql, params in statements:
-                cursor.execute(sql, params)
-                outcomes.append(_outcome(cursor))
-        return outcomes
+        with short_transaction():
+            return run_statements(statements)
     query = ";".join(["BEGIN", *(sql for sql, _ in statements), "COMMIT"])
     params = [value for _, values in statements for value in values]
     with db.cursor() as cursor:
@@ -131,6 +127,16 @@ def run_in_one_transaction(statements: Sequence[Statement]) -> list[Outcome]:
         except BaseException:
             _rollback_or_close(cursor)
             raise
+    return outcomes
+
+
+def run_statements(statements: Sequence[Statement]) -> list[Outcome]:
+    """Run the statements one by one in the caller's transaction; what each did."""
+    outcomes = []
+    with connection.cursor() as cursor:
+        for sql, params in statements:
+            cursor.execute(sql, params)
+            outcomes.append(_outcome(cursor))
     return outcomes
 
 
