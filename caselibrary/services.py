@@ -7,7 +7,7 @@ from feedback, the operator's username for edits in the admin.
 import logging
 import time
 import uuid
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Q, When
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django_q.tasks import async_task
 
 from caselibrary import structuring
 from caselibrary.error_codes import normalise_error_code
@@ -39,15 +40,12 @@ from caselibrary.search_index import L0, L1, BuildResult, CaseText, build
 from caselibrary.search_text import text_key
 from caselibrary.selectors import (
     CasesFound,
-    case_id_for_session,
     cases_find,
     fault_category_in_use,
     fault_category_taxonomy,
     fault_category_taxonomy_forget,
 )
 from config import metrics
-from config.db import Outcome, Statement, run_after_commit, run_statements
-from diagnosis.fields import new_uuid_string
 from diagnosis.models import (
     DiagnosisSession,
     Feedback,
@@ -66,21 +64,6 @@ EDITABLE_FIELDS = frozenset(
 INDEXED_FIELDS = frozenset({"error_code", "title", "root_cause", "solution"})
 
 
-_COPY_FROM_SESSION = (
-    "INSERT INTO case_library (case_id, diagnosis_id, source_type, fault_category, "
-    "error_code, title, root_cause, solution, created_by, updated_by, created_at, updated_at) "
-    "SELECT %s, session_id, %s, %s, %s, SUBSTR(query, 1, %s), answer, answer, %s, %s, %s, %s "
-    "FROM diagnosis_session WHERE session_id = %s "
-    "AND NOT EXISTS (SELECT 1 FROM case_library WHERE diagnosis_id = %s)"
-)
-_RETURNING_CASE_AND_REBUILD_REQUESTED = (
-    " RETURNING case_id, (SELECT requested_at FROM case_index_state WHERE id = 1)"
-)
-# The session's case id and whether an index rebuild is pending. Parameter: the session id.
-_CASE_AND_REBUILD_REQUESTED = (
-    "SELECT (SELECT case_id FROM case_library WHERE diagnosis_id = %s), "
-    "(SELECT requested_at FROM case_index_state WHERE id = 1)"
-)
 # AUTO cases not yet structured (no proposal) among those made since `since`, with the
 # opening of their session's question and answer; oldest first.
 _TO_STRUCTURE = (
@@ -96,75 +79,28 @@ STRUCTURING_LOOKBACK = timedelta(minutes=10)
 STRUCTURING_BATCH = 500
 
 
-def case_copy_from_session(*, session_id: str) -> str:
-    """The session's case id, inserting its AUTO case first if it has none.
+def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
+    """Make the session's AUTO case: the question's first characters as its title, the
+    whole answer as root cause and solution, `GENERAL`, made by `system`.
 
-    The case SPEC §4 lists (AUTO, `GENERAL`, the title the first 100 characters of the
-    question, root cause and solution the whole answer, made by `system`), copied inside
-    the database: the answer never travels to the process. Its error code and fault
-    category are filled seconds later by `cases_structure_new` in the task worker (with
-    the index rebuild the new case asks for), so that `useful` costs one INSERT for it.
-    For a caller holding the session's row lock in its transaction (feedback does); a
-    case inserted meanwhile by someone not taking that lock is an IntegrityError for the
-    caller to retry. Follow-ups (a metric, the rebuild request) run after the commit.
+    The caller holds the session's row lock in its transaction (`select_for_update()`)
+    and has checked that the session has no case: under that lock nobody else makes
+    one. The error code and fault category are filled seconds later by
+    `cases_structure_new` in the task worker, with the index rebuild the new case asks for.
     """
-    made = case_copy_made(run_statements(case_copy_statements(session_id)))
-    if made is not None:
-        return made
-    # It had one already (useful, not_useful, then useful again; or made by hand).
-    existing = case_id_for_session(session_id=session_id)
-    if existing is None:
-        raise CaseLibrary.DoesNotExist(f"no session {session_id!r} to copy a case from")
-    return existing
-
-
-def case_copy_statements(
-    session_id: str, *, when: str = "", when_params: Sequence[object] = ()
-) -> list[Statement]:
-    """The statements of `case_copy_from_session`, for a caller's transaction (config/db.py
-    `run_in_one_transaction`): the AUTO case inserted if the session has none (and, given
-    `when`, SQL on its row with parameters `when_params`, only if that holds). Where
-    INSERT ... RETURNING exists (MariaDB 10.5+, SQLite 3.35+) it returns the new case and
-    the index rebuild state, so that costs no round trip of its own; elsewhere (MySQL) a
-    read of them follows. `case_copy_made` reads their outcomes.
-    """
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    sql = _COPY_FROM_SESSION + (f" AND {when}" if when else "")
-    params = [
-        new_uuid_string(),
-        SourceType.AUTO.value,
-        GENERAL_CATEGORY,
-        None,
-        TITLE_FROM_QUERY_LENGTH,
-        SYSTEM_USER,
-        SYSTEM_USER,
-        now,
-        now,
-        session_id,
-        session_id,
-        *when_params,
-    ]
-    if connection.features.can_return_rows_from_bulk_insert:
-        return [(sql + _RETURNING_CASE_AND_REBUILD_REQUESTED, params)]
-    return [(sql, params), (_CASE_AND_REBUILD_REQUESTED, [session_id])]
-
-
-def case_copy_made(outcomes: Sequence[Outcome]) -> str | None:
-    """The id of the case `case_copy_statements` made (None: they made none); its
-    follow-ups (a metric, the rebuild request) run after the commit."""
-    if len(outcomes) == 1:
-        if not outcomes[0].rows:
-            return None
-        case_id, requested = outcomes[0].rows[0]
-    else:
-        insert, read = outcomes
-        if insert.rowcount != 1:
-            return None
-        case_id, requested = read.rows[0]
-    run_after_commit(partial(metrics.case_created, SourceType.AUTO.value))
-    # The new case is to be structured and indexed: a rebuild is asked for.
-    run_after_commit(partial(_request_rebuild_now, requested=_as_datetime(requested)))
-    return case_id
+    case = CaseLibrary.objects.create(
+        diagnosis_id=session.session_id,
+        source_type=SourceType.AUTO,
+        fault_category=GENERAL_CATEGORY,
+        title=session.query[:TITLE_FROM_QUERY_LENGTH],
+        root_cause=session.answer,
+        solution=session.answer,
+        created_by=SYSTEM_USER,
+        updated_by=SYSTEM_USER,
+    )
+    transaction.on_commit(partial(metrics.case_created, SourceType.AUTO.value), robust=True)
+    case_index_request_rebuild()
+    return case
 
 
 def cases_structure_new() -> int:
@@ -535,49 +471,28 @@ def is_stale(*, useful: int, not_useful: int) -> bool:
 # --- The search index ---------------------------------------------------------------------
 
 INDEX_BATCH = 5_000
-# Until this moment (time.monotonic()) a rebuild is known to be pending and not yet reading
-# the cases: a change committed before then is in it, so this process need not ask again.
-_pending_until = {"at": -1.0}
+# The rebuild task, by name: the tasks module imports this one.
+INDEX_TASK = "caselibrary.tasks.case_index_rebuild_task"
+INDEX_GROUP = "case-index"
 
 
 def case_index_request_rebuild() -> None:
     """Ask for the search index to be rebuilt, after the current transaction commits.
 
-    Cheap enough for every case change: only the change that finds no rebuild pending
-    enqueues one, and a process that saw a pending rebuild skips even the read until
-    that rebuild may start reading cases.
+    Only the change that finds no rebuild pending enqueues one; a change made while a
+    rebuild runs asks again, and that rebuild builds once more when it finishes.
     """
-    transaction.on_commit(_request_rebuild_now)
+    transaction.on_commit(_request_rebuild, robust=True)
 
 
-_UNREAD: Any = object()
-
-
-def _request_rebuild_now(*, requested: datetime | None = _UNREAD) -> None:
-    """Mark a rebuild wanted and enqueue it, unless one is pending. `requested`, when the
-    caller read the state row already, is its `requested_at`."""
-    if time.monotonic() < _pending_until["at"]:
-        return
+def _request_rebuild() -> None:
     now = timezone.now()
-    if requested is _UNREAD:
-        state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
-        if state is None:
-            CaseIndexState.objects.get_or_create(id=1)
-        requested = state and state["requested_at"]
-    if requested is None:
-        requested = now
-        pending = CaseIndexState.objects.filter(id=1, requested_at__isnull=True)
-        asked = pending.update(requested_at=now)
-        if not asked and CaseIndexState.objects.get_or_create(id=1)[1]:
-            asked = pending.update(requested_at=now)  # the state row was missing
-        if asked:
-            from caselibrary.tasks import case_index_enqueue
-
-            case_index_enqueue()
-    # The rebuild waits CASE_INDEX_DEBOUNCE_SECONDS after the request before it reads the
-    # cases; half of that is kept as a margin for clocks that differ between machines.
-    margin = (requested - now).total_seconds() + settings.CASE_INDEX_DEBOUNCE_SECONDS / 2
-    _pending_until["at"] = time.monotonic() + margin
+    pending = CaseIndexState.objects.filter(id=1, requested_at__isnull=True)
+    asked = pending.update(requested_at=now)
+    if not asked and CaseIndexState.objects.get_or_create(id=1)[1]:
+        asked = pending.update(requested_at=now)  # the state row was missing
+    if asked:
+        async_task(INDEX_TASK, group=INDEX_GROUP, timeout=settings.CASE_INDEX_BUILD_TIMEOUT)
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -617,23 +532,18 @@ def case_outcomes_sweep() -> int:
     return recounted
 
 
-def case_index_rebuild(*, wait: bool = True) -> BuildResult | None:
+def case_index_rebuild() -> BuildResult | None:
     """Rebuild the search index if a rebuild is due and no other process is building.
 
-    The body of the rebuild task. It waits out the debounce after the request, claims
-    the build with a conditional UPDATE, clears the request and builds; a change made
-    while it builds asks again and is built in the same call. None when another process
-    holds the build (it sees the request when it finishes).
+    The body of the rebuild task. It claims the build with a conditional UPDATE, clears
+    the request and builds; a change made while it builds asks again and is built in
+    the same call, so a burst of changes costs at most two builds. None when another
+    process holds the build (it sees the request when it finishes).
     """
     result = None
     while True:
-        state = CaseIndexState.objects.filter(id=1).values("requested_at").first()
-        requested = state and state["requested_at"]
-        if not requested:
+        if not CaseIndexState.objects.filter(id=1, requested_at__isnull=False).exists():
             return result
-        if wait:
-            age = (timezone.now() - requested).total_seconds()
-            time.sleep(max(0.0, settings.CASE_INDEX_DEBOUNCE_SECONDS - age))
         if not _claim_build():
             return result
         try:

@@ -1,12 +1,6 @@
 """django-q2 tasks of the case library. Thin: they call a service and are safe to repeat."""
 
-from django.conf import settings
-from django_q.tasks import async_task
-
 from caselibrary.services import case_index_rebuild, case_outcomes_sweep
-
-INDEX_TASK = "caselibrary.tasks.case_index_rebuild_task"
-INDEX_GROUP = "case-index"
 
 
 def case_index_rebuild_task() -> int | None:
@@ -14,17 +8,6 @@ def case_index_rebuild_task() -> int | None:
     another worker was building (it picks up this request when it finishes)."""
     result = case_index_rebuild()
     return None if result is None else result.cases
-
-
-def case_index_enqueue() -> None:
-    """Queue a rebuild now (callers are already past their commit)."""
-    # A build of a large library outlasts the cluster's timeout for scoring tasks; a
-    # second delivery while it runs finds the build claimed and returns at once.
-    async_task(
-        INDEX_TASK,
-        group=INDEX_GROUP,
-        timeout=settings.CASE_INDEX_BUILD_TIMEOUT,
-    )
 
 
 def case_outcomes_task() -> int:

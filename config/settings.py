@@ -118,9 +118,6 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
         "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5, minimum=1),
         "read_timeout": env_int("DB_READ_TIMEOUT", 30, minimum=1),
         "write_timeout": env_int("DB_WRITE_TIMEOUT", 30, minimum=1),
-        # Several statements per query: `useful` sends its transaction in one round trip
-        # (config/db.py); off, its statements go one at a time.
-        "multi_statements": env_bool("DB_MULTI_STATEMENTS", True),
     }
     _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
 DATABASES = {"default": _database}
@@ -332,9 +329,6 @@ READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)
 # after cases change). Every process that serves searches reads it: on several machines,
 # shared storage, or a rebuild on each (python manage.py case_index --build).
 CASE_INDEX_DIR = Path(env_str("CASE_INDEX_DIR", str(BASE_DIR / "var" / "case-index")))
-# Seconds a rebuild waits after the change that asked for it, so a burst of edits (a bulk
-# category change, a run of useful feedback) costs one rebuild.
-CASE_INDEX_DEBOUNCE_SECONDS = env_float("CASE_INDEX_DEBOUNCE_SECONDS", 2.0)
 # A rebuild taking longer than this is assumed dead and may be started again.
 CASE_INDEX_BUILD_TIMEOUT = env_int("CASE_INDEX_BUILD_TIMEOUT", 1800, minimum=10)
 # The share of a query's term weight a case must match to be a similar (L1) hit.

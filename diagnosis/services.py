@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from config import metrics
 from config.api import Conflict, NotFound
+from config.queue import enqueue_on_commit
 from diagnosis.models import (
     DiagnosisSession,
     InvocationStatus,
@@ -25,7 +26,6 @@ from diagnosis.models import (
     ToolKind,
     match_level_problem,
 )
-from evaluation.tasks import scoring_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +164,8 @@ def session_complete(
         session.full_clean(validate_unique=False, validate_constraints=False)
         session.save(update_fields=["status", "answer", "finished_at", "updated_at"])
         if status == SessionStatus.SUCCESS:
-            scoring_enqueue(session_id=session_id)
+            # By name: the scoring app stands above this one.
+            enqueue_on_commit("evaluation.tasks.session_score", session_id, group="scoring")
     metrics.session_completed(status)
     logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True

@@ -99,7 +99,7 @@ def opinion_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             )
         )
     else:
-        from evaluation.tasks import opinion_task_timeout
+        from evaluation.services import opinion_task_timeout
 
         worst = settings.OPINION_TIMEOUT * (settings.OPINION_MAX_RETRIES + 1)
         if worst >= opinion_task_timeout():

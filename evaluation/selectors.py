@@ -9,6 +9,7 @@ from collections.abc import Collection
 
 from django.db import connection
 
+from diagnosis.models import DiagnosisSession
 from evaluation.opinion.base import OpinionSubject, ToolFact
 from evaluation.rules import InvocationFacts
 
@@ -44,6 +45,15 @@ def _facts(counts: tuple) -> InvocationFacts:
     total, successful, retrieval, l0_hits, l1_hits = (int(c) for c in counts)
     return InvocationFacts(
         total=total, successful=successful, retrieval=retrieval, l0_hits=l0_hits, l1_hits=l1_hits
+    )
+
+
+def session_statuses(*, session_ids: Collection[str]) -> list[tuple[str, str]]:
+    """(session_id, status) of the known sessions among `session_ids`."""
+    return list(
+        DiagnosisSession.objects.filter(session_id__in=list(session_ids)).values_list(
+            "session_id", "status"
+        )
     )
 
 

@@ -13,6 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from config import metrics
+from config.queue import enqueue_on_commit
 from diagnosis.models import DiagnosisSession, SessionStatus
 from evaluation.models import OpinionBudget, WorkerHeartbeat
 from evaluation.opinion.base import (
@@ -91,6 +92,7 @@ def session_evaluate(*, session_id: str) -> Evaluation | None:
     result = evaluate(session_status=status, facts=facts)
     if _write_rule_part(result, "session_id = %s AND status = %s", [session_id, status]):
         metrics.score_written(result["evidence_score"])
+    opinions_enqueue(session_ids=[session_id])
     logger.info(
         "session scored",
         extra={"session_id": session_id, "evidence_score": result["evidence_score"]},
@@ -131,14 +133,14 @@ def sessions_evaluate(
         if current is not None and current.get(sid) in known[1]:
             continue
         by_result.setdefault(known[1][0], (known[0], []))[1].append(sid)
-    if not by_result:
-        return len(scorable)
-    with transaction.atomic():
-        for result, session_ids in by_result.values():
-            placeholders = ", ".join(["%s"] * len(session_ids))
-            written = _write_rule_part(result, f"session_id IN ({placeholders})", session_ids)
-            for _ in range(written):
-                metrics.score_written(result["evidence_score"])
+    if by_result:
+        with transaction.atomic():
+            for result, session_ids in by_result.values():
+                placeholders = ", ".join(["%s"] * len(session_ids))
+                written = _write_rule_part(result, f"session_id IN ({placeholders})", session_ids)
+                for _ in range(written):
+                    metrics.score_written(result["evidence_score"])
+    opinions_enqueue(session_ids=[sid for sid, _ in scorable])
     return len(scorable)
 
 
@@ -154,8 +156,38 @@ class OpinionBudgetExhausted(OpinionError):
     """Today's OPINION_DAILY_BUDGET of provider calls is spent."""
 
 
+# The opinion tasks, by name (evaluation/tasks.py imports this module).
+OPINION_TASK = "evaluation.tasks.session_opinion"
+OPINIONS_TASK = "evaluation.tasks.sessions_opinion"
+OPINION_GROUP = "opinion"
+
+
 def opinions_enabled() -> bool:
     return settings.OPINION_PROVIDER in (PROVIDER_HEURISTIC, PROVIDER_OPENAI)
+
+
+def opinions_enqueue(*, session_ids: Sequence[str]) -> None:
+    """Form the opinions the scored sessions lack, in a task after the current
+    transaction commits; nothing when no provider is configured.
+
+    Whoever scored them (the scoring task, the sweep, `rescore`, the admin): an opinion
+    follows every score. Its own task: a slow or failing provider never holds up or
+    undoes the score, and a broker hiccup here fails nothing (robust). The task may run
+    up to just under Q_RETRY, as a remote provider's timeout and retries can outlast
+    Q_TIMEOUT (evaluation/checks.py makes sure they fit in that).
+    """
+    if not session_ids or not opinions_enabled():
+        return
+    timeout = opinion_task_timeout()
+    if len(session_ids) == 1:
+        task, argument = OPINION_TASK, session_ids[0]
+    else:
+        task, argument = OPINIONS_TASK, list(session_ids)
+    enqueue_on_commit(task, argument, group=OPINION_GROUP, timeout=timeout, robust=True)
+
+
+def opinion_task_timeout() -> int:
+    return max(settings.Q_CLUSTER["timeout"], settings.Q_CLUSTER["retry"] - 1)
 
 
 def opinion_provider() -> OpinionProvider:

@@ -1,4 +1,8 @@
-"""django-q2 tasks. Thin: they take ids, call a service, and are safe to run twice."""
+"""django-q2 tasks. Thin: they take ids, call a service, and are safe to run twice.
+
+Other apps reach them by dotted name (`enqueue_on_commit("evaluation.tasks.session_score",
+...)`), never by import: this app stands above them.
+"""
 
 import logging
 
@@ -6,12 +10,13 @@ from django.conf import settings
 
 from config import metrics
 from config.logging import bind_session_id
-from config.queue import enqueue_on_commit
+from evaluation.selectors import session_statuses
 from evaluation.services import (
     heartbeat_record,
-    opinions_enabled,
     session_evaluate,
     session_opinion_form,
+    sessions_evaluate,
+    sessions_opinion_form,
     sessions_score_overdue,
 )
 
@@ -19,8 +24,6 @@ logger = logging.getLogger(__name__)
 
 SCORING_TASK = "evaluation.tasks.session_score"
 SCORING_GROUP = "scoring"
-OPINION_TASK = "evaluation.tasks.session_opinion"
-OPINION_GROUP = "opinion"
 
 
 def session_score(session_id: str) -> int | None:
@@ -32,11 +35,12 @@ def session_score(session_id: str) -> int | None:
             metrics.scoring_failed()
             logger.exception("scoring failed; the score stays empty until a retry succeeds")
             raise
-    if result is not None and opinions_enabled():
-        # Its own task, after the score is committed: a slow or failing provider never
-        # holds up or undoes the score.
-        opinion_enqueue(session_id=session_id)
     return None if result is None else result["evidence_score"]
+
+
+def sessions_rescore(session_ids: list[str]) -> int:
+    """Score the sessions again (the admin's rescore action); how many were scored."""
+    return sessions_evaluate(sessions=session_statuses(session_ids=session_ids))
 
 
 def session_opinion(session_id: str) -> str | None:
@@ -51,31 +55,10 @@ def session_opinion(session_id: str) -> str | None:
     return None if opinion is None else opinion["source"]
 
 
-def opinion_enqueue(*, session_id: str) -> None:
-    """Form the session's opinion after the current transaction commits.
-
-    The task may run up to just under Q_RETRY: a remote provider's timeout and retries
-    (OPINION_TIMEOUT, OPINION_MAX_RETRIES) can outlast the scoring's Q_TIMEOUT, and
-    evaluation/checks.py makes sure they fit in this.
-    """
-    # robust: the score is written whatever happens to its opinion (a broker hiccup
-    # here must not fail, and so redo, the scoring task).
-    enqueue_on_commit(
-        OPINION_TASK,
-        session_id,
-        group=OPINION_GROUP,
-        timeout=opinion_task_timeout(),
-        robust=True,
-    )
-
-
-def opinion_task_timeout() -> int:
-    return max(settings.Q_CLUSTER["timeout"], settings.Q_CLUSTER["retry"] - 1)
-
-
-def scoring_enqueue(*, session_id: str) -> None:
-    """Score the session after the current transaction commits."""
-    enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
+def sessions_opinion(session_ids: list[str]) -> int:
+    """Form the opinions the scored sessions lack; how many were written."""
+    written, _failed = sessions_opinion_form(session_ids=session_ids, only_missing=True)
+    return written
 
 
 def scoring_sweep() -> int:

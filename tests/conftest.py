@@ -75,12 +75,10 @@ def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True)
 def case_index_dir(settings, tmp_path):  # type: ignore[no-untyped-def]
     """Each test's case search index in a directory of its own, loaded afresh."""
-    from caselibrary import services
     from caselibrary.search_index import holder
 
     settings.CASE_INDEX_DIR = tmp_path / "case-index"
     holder.forget()
-    services._pending_until["at"] = -1.0
     yield settings.CASE_INDEX_DIR
     holder.forget()
 

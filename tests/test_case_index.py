@@ -87,7 +87,7 @@ def test_a_rebuild_while_another_runs_leaves_the_request_for_it() -> None:
     now = timezone.now()
     CaseIndexState.objects.filter(id=1).update(requested_at=now, building_since=now)
 
-    assert case_index_rebuild(wait=False) is None
+    assert case_index_rebuild() is None
     assert CaseIndexState.objects.get().requested_at == now  # the running build sees it
 
 
@@ -96,7 +96,7 @@ def test_a_build_that_died_long_ago_does_not_block_the_next(settings) -> None:
     long_ago = timezone.now() - timezone.timedelta(seconds=settings.CASE_INDEX_BUILD_TIMEOUT + 5)
     CaseIndexState.objects.filter(id=1).update(requested_at=timezone.now(), building_since=long_ago)
 
-    result = case_index_rebuild(wait=False)
+    result = case_index_rebuild()
 
     assert result is not None and result.cases == 1
     state = CaseIndexState.objects.get()

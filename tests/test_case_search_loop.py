@@ -51,7 +51,6 @@ def service(tmp_path: Path, database_url: str) -> Iterator[tuple[str, str]]:
     env = child_env(
         DATABASE_URL=database_url,
         CASE_INDEX_DIR=str(tmp_path / "case-index"),
-        CASE_INDEX_DEBOUNCE_SECONDS="0.5",
         Q_POLL="0.1",
         READYZ_WORKER_MAX_AGE="0",
     )

@@ -10,7 +10,7 @@ from django.utils import timezone
 from caselibrary.models import CaseIndexState, CaseLibrary, CaseStructuring, FaultCategory
 from caselibrary.selectors import case_structuring_accuracy
 from caselibrary.services import (
-    case_copy_from_session,
+    case_create_from_session,
     case_create_manual,
     case_outcomes_sweep,
     case_update,
@@ -20,8 +20,16 @@ from caselibrary.services import (
     fault_category_save,
 )
 from caselibrary.structuring import Taxonomy, parse_keywords, propose
+from diagnosis.models import DiagnosisSession
 from feedback.services import feedback_submit
 from tests.factories import DiagnosisSessionFactory
+
+
+def _case_from(session_id: str) -> str:
+    """The AUTO case `useful` would make of the session, without rating it."""
+    session = DiagnosisSession.objects.get(session_id=session_id)
+    return case_create_from_session(session=session).case_id
+
 
 TAXONOMY = Taxonomy.build(
     [
@@ -116,7 +124,7 @@ def test_useful_fills_the_error_code_and_the_category(api, session) -> None:
 def test_a_case_with_no_match_stays_general_and_the_proposal_says_so(db) -> None:
     DiagnosisSessionFactory(succeeded=True, session_id="g-1", query="打不开", answer="稍后再试")
 
-    case_id = case_copy_from_session(session_id="g-1")
+    case_id = _case_from("g-1")
     cases_structure_new()
 
     case = CaseLibrary.objects.get(case_id=case_id)
@@ -196,7 +204,7 @@ def test_a_pass_structures_each_case_once_and_only_new_auto_cases(db) -> None:
 
 def test_cases_made_before_the_structuring_came_are_left_as_they_were(db) -> None:
     DiagnosisSessionFactory(succeeded=True, session_id="p-1", query="ORA-01555", answer="a")
-    case_id = case_copy_from_session(session_id="p-1")
+    case_id = _case_from("p-1")
     CaseLibrary.objects.filter(case_id=case_id).update(
         created_at=timezone.now() - timedelta(days=1)
     )
@@ -208,7 +216,7 @@ def test_cases_made_before_the_structuring_came_are_left_as_they_were(db) -> Non
 
 def test_the_outcome_sweep_structures_a_case_whose_rebuild_was_lost(db) -> None:
     DiagnosisSessionFactory(succeeded=True, session_id="l-1", query="ORA-01555", answer="a")
-    case_id = case_copy_from_session(session_id="l-1")
+    case_id = _case_from("l-1")
 
     case_outcomes_sweep()
 
@@ -230,7 +238,7 @@ def fresh_cache():  # type: ignore[no-untyped-def]
 def _auto_case(session_id: str, query: str) -> CaseLibrary:
     """An AUTO case made from a new session and structured by the worker's pass."""
     DiagnosisSessionFactory(succeeded=True, session_id=session_id, query=query, answer="见上")
-    case_id = case_copy_from_session(session_id=session_id)
+    case_id = _case_from(session_id)
     cases_structure_new()
     return CaseLibrary.objects.get(case_id=case_id)
 

@@ -12,7 +12,7 @@ from django_q.models import Failure
 
 from diagnosis.models import DiagnosisSession
 from evaluation.opinion import FACTOR_NAMES
-from evaluation.tasks import OPINION_TASK
+from evaluation.services import OPINION_TASK
 from tests.chat_server import chat_server
 from tests.processes import ROOT, child_env, stop_group, wait_for
 

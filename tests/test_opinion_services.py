@@ -246,3 +246,50 @@ def test_the_daily_budget_counts_calls_up_to_the_limit() -> None:
     assert [opinion_budget_spend(limit=2) for _ in range(3)] == [True, True, False]
     assert OpinionBudget.objects.get().calls == 2
     assert opinion_budget_spend(limit=0) is False
+
+
+def test_a_session_scored_by_the_sweep_gets_its_opinion(
+    settings, django_capture_on_commit_callbacks
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.tasks import scoring_sweep
+
+    session = finished("lost-task")
+    # Its scoring task was lost: finished long enough ago for the sweep to take it.
+    DiagnosisSession.objects.filter(pk=session.pk).update(
+        finished_at=timezone.now() - timedelta(seconds=settings.SCORING_SWEEP_AFTER + 60)
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert scoring_sweep() == 1
+
+    evaluation = stored("lost-task")
+    assert evaluation["evidence_score"] == 65
+    assert evaluation["llm_opinion"]["source"] == "heuristic"
+
+
+def test_sessions_rescored_in_a_batch_get_the_opinions_they_lack(
+    django_capture_on_commit_callbacks,
+) -> None:
+    finished("b1")
+    finished("b2")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sessions_evaluate(sessions=[("b1", "SUCCESS"), ("b2", "SUCCESS")]) == 2
+
+    assert stored("b1")["llm_opinion"]["source"] == "heuristic"
+    assert stored("b2")["llm_opinion"]["source"] == "heuristic"
+
+
+def test_the_rescore_command_forms_the_opinions_of_the_sessions_it_scores(
+    django_capture_on_commit_callbacks,
+) -> None:
+    finished("r1")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("rescore", "--all", stdout=io.StringIO())
+
+    assert stored("r1")["llm_opinion"]["source"] == "heuristic"
