@@ -486,11 +486,11 @@ def case_index_request_rebuild() -> None:
 
 
 def _request_rebuild() -> None:
-    now = timezone.now()
-    pending = CaseIndexState.objects.filter(id=1, requested_at__isnull=True)
-    asked = pending.update(requested_at=now)
-    if not asked and CaseIndexState.objects.get_or_create(id=1)[1]:
-        asked = pending.update(requested_at=now)  # the state row was missing
+    # One UPDATE, the whole cost of a change while a rebuild is pending. The state row is
+    # made by a migration (and again by the first read of the state after a flush).
+    asked = CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
+        requested_at=timezone.now()
+    )
     if asked:
         async_task(INDEX_TASK, group=INDEX_GROUP, timeout=settings.CASE_INDEX_BUILD_TIMEOUT)
 

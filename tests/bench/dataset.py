@@ -60,6 +60,7 @@ def pools_for(*, feedback_pool: int, scoring_pool: int) -> dict[str, Pool]:
     return {
         "first_useful": Pool("pu", feedback_pool, "SUCCESS, no feedback: first useful"),
         "not_useful": Pool("pn", feedback_pool, "SUCCESS, no feedback: not_useful"),
+        "useful_floor": Pool("pf", feedback_pool, "SUCCESS, no feedback: the useful floor"),
         "repeat_useful": Pool("pr", 2_000, "already useful, with a case: repeated useful"),
         "invocations": Pool("pi", 2_000, "RUNNING: invocation batches"),
         "scoring": Pool("pq", scoring_pool, "RUNNING with facts: completed to be scored"),
@@ -340,7 +341,7 @@ def pool_rows(pools: dict[str, Pool], *, now: datetime) -> Rows:
     for name, pool in pools.items():
         for n in range(pool.size):
             calls = [_call_shape(rng) for _ in range(_calls_count(rng))]
-            if name in ("first_useful", "not_useful", "repeat_useful"):
+            if name in ("first_useful", "not_useful", "useful_floor", "repeat_useful"):
                 status = "SUCCESS"
             else:
                 status = "RUNNING"
@@ -587,7 +588,7 @@ def pools_reset(pools: dict[str, Pool]) -> None:
         return pool.session_id(0), pool.session_id(pool.size - 1)
 
     with transaction.atomic(), connection.cursor() as cursor:
-        for name in ("first_useful", "not_useful"):
+        for name in ("first_useful", "not_useful", "useful_floor"):
             low, high = prefix_range(pools[name])
             # The proposals of the pool's cases first (no foreign key would take them).
             cursor.execute(

@@ -107,6 +107,17 @@ def specs(
                 extra={"FEEDBACK": "useful"},
             )
         ),
+        "useful_floor": split(
+            LoadSpec(
+                "useful_floor",
+                "feedback.lua",
+                pools["useful_floor"].prefix,
+                POOL_WIDTH,
+                pools["useful_floor"].size,
+                unique=True,
+                extra={"FEEDBACK": "useful", "PATH": "/bench/useful-floor"},
+            )
+        ),
         "feedback_repeat_useful": split(
             LoadSpec(
                 "feedback_repeat_useful",

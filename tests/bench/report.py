@@ -60,9 +60,18 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                 "1,900 rps (reference machine)",
             )
         )
+    useful_floor = load.get("useful_floor")
+    if useful_floor:
+        rows.append(
+            Row(
+                "useful floor: lock, save, create the case in plain Django (mean of runs)",
+                f"{useful_floor['rps']:,.0f} rps, p99 {useful_floor['p99_ms']:.1f} ms",
+                "",
+            )
+        )
     for name, label, limit in (
-        ("feedback_not_useful", "POST /api/feedback not_useful", 0.8),
-        ("feedback_first_useful", "POST /api/feedback first useful", 0.6),
+        ("feedback_not_useful", "POST /api/feedback not_useful (vs bare UPDATE)", 0.8),
+        ("feedback_first_useful", "POST /api/feedback first useful (vs useful floor)", 0.8),
         ("feedback_repeat_useful", "POST /api/feedback repeated useful", None),
     ):
         run = load.get(name)

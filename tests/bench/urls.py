@@ -2,18 +2,24 @@
 
 - /bench/floor: one UPDATE by unique key on diagnosis_session, nothing else (no key
   check, no validation, no transaction): the floor every write endpoint is compared to.
+- /bench/useful-floor: a first `useful` written the plainest way Django's documentation
+  would: the session locked with select_for_update(), saved, its case created, in one
+  atomic(), then the index rebuild asked for by one UPDATE (no key check, no
+  validation, no rate limit, no metrics).
 - /bench/bulk: the same tool-invocation rows the ingest endpoint receives, stored with a
   bare bulk_create (no validation, no dedup, no session lock).
 
 Both go through the same middleware and the same DRF request parsing as the real API.
 """
 
+from django.db import transaction
 from django.urls import path
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from caselibrary.models import CaseIndexState, CaseLibrary
 from config.urls import handler404, handler500
 from config.urls import urlpatterns as real_urlpatterns
 from diagnosis.models import DiagnosisSession, ToolInvocation
@@ -31,6 +37,33 @@ class FloorView(APIView):
             updated_at=timezone.now()
         )
         return Response({"updated": updated})
+
+
+class UsefulFloorView(APIView):
+    schema = None
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def post(self, request: Request) -> Response:
+        with transaction.atomic():
+            session = DiagnosisSession.objects.select_for_update().get(
+                session_id=request.data["sessionId"]
+            )
+            session.feedback = "useful"
+            session.feedback_at = timezone.now()
+            session.save(update_fields=["feedback", "feedback_at", "updated_at"])
+            case = CaseLibrary.objects.create(
+                diagnosis_id=session.session_id,
+                source_type="AUTO",
+                title=session.query[:100],
+                root_cause=session.answer,
+                solution=session.answer,
+            )
+        # The index rebuild request every new case makes, written the plainest way too.
+        CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
+            requested_at=timezone.now()
+        )
+        return Response({"caseId": case.case_id})
 
 
 class BulkFloorView(APIView):
@@ -60,6 +93,7 @@ class BulkFloorView(APIView):
 
 urlpatterns = [
     path("bench/floor", FloorView.as_view()),
+    path("bench/useful-floor", UsefulFloorView.as_view()),
     path("bench/bulk/<str:session_id>", BulkFloorView.as_view()),
     *real_urlpatterns,
 ]
