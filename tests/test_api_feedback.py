@@ -43,7 +43,7 @@ def test_useful_records_feedback_and_creates_the_case(api, finished) -> None:
     session = DiagnosisSession.objects.get()
     assert (session.status, session.feedback) == ("SUCCESS", "useful")
     assert session.feedback_at is not None
-    # Made GENERAL, as SPEC §4 says; the worker's structuring pass fills it in next.
+    # Made GENERAL; the worker's structuring pass fills it in next.
     assert (
         case.diagnosis_id,
         case.source_type,
