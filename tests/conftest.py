@@ -166,3 +166,72 @@ def user_client(db):  # type: ignore[no-untyped-def]
 def admin_in_english(settings) -> None:  # type: ignore[no-untyped-def]
     """The admin defaults to Chinese; tests that read its messages read them in English."""
     settings.LANGUAGE_CODE = "en"
+
+
+# --- Real processes on a database of their own ------------------------------------------
+
+
+@pytest.fixture
+def database_url(tmp_path):  # type: ignore[no-untyped-def]
+    """A database of the suite's kind, empty, for the processes of this test alone."""
+    import uuid
+
+    from django.db import connection
+
+    if connection.vendor != "mysql":
+        yield f"sqlite:///{tmp_path / 'loop.sqlite3'}"
+        return
+    name = f"{connection.settings_dict['NAME']}_loop_{uuid.uuid4().hex[:6]}"
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    db = connection.settings_dict
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}"
+    try:
+        yield f"mysql://{db['USER']}:{db['PASSWORD']}@{host}/{name}"
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture
+def service(tmp_path, database_url):  # type: ignore[no-untyped-def]
+    """gunicorn and a qcluster sharing one database and one index directory; yields the
+    server's base URL and a `full` key."""
+    import subprocess
+    import sys
+
+    from tests.processes import ROOT, child_env, start_gunicorn, stop_group
+
+    env = child_env(
+        DATABASE_URL=database_url,
+        CASE_INDEX_DIR=str(tmp_path / "case-index"),
+        Q_POLL="0.1",
+        READYZ_WORKER_MAX_AGE="0",
+    )
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, timeout=300)
+    key = subprocess.run(
+        [*manage, "create_api_key", "loop-agent", "--scope", "full"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
+    log = (tmp_path / "processes.log").open("w")
+    worker = subprocess.Popen(
+        [*manage, "qcluster"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    web, base = start_gunicorn(env, workers=2, log=log)
+    try:
+        yield base, key
+    finally:
+        stop_group(web)
+        stop_group(worker)
+        log.close()

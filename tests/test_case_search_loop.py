@@ -6,81 +6,19 @@ Runs on the database the suite runs on: a SQLite file, or a MariaDB database of 
 """
 
 import json
-import subprocess
-import sys
 import time
 import urllib.request
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from caselibrary.search_index import RELOAD_CHECK_SECONDS
-from tests.processes import ROOT, child_env, post_json, start_gunicorn, stop_group, wait_for
+from tests.processes import post_json, wait_for
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
 ]
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> Iterator[str]:
-    """A database of the suite's kind, empty, for the processes of this test alone."""
-    if connection.vendor != "mysql":
-        yield f"sqlite:///{tmp_path / 'loop.sqlite3'}"
-        return
-    name = f"{connection.settings_dict['NAME']}_loop_{uuid.uuid4().hex[:6]}"
-    with connection.cursor() as cursor:
-        cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
-    db = connection.settings_dict
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}"
-    try:
-        yield f"mysql://{db['USER']}:{db['PASSWORD']}@{host}/{name}"
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-
-
-@pytest.fixture
-def service(tmp_path: Path, database_url: str) -> Iterator[tuple[str, str]]:
-    """gunicorn and a qcluster sharing one database and one index directory."""
-    env = child_env(
-        DATABASE_URL=database_url,
-        CASE_INDEX_DIR=str(tmp_path / "case-index"),
-        Q_POLL="0.1",
-        READYZ_WORKER_MAX_AGE="0",
-    )
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, timeout=300)
-    key = subprocess.run(
-        [*manage, "create_api_key", "loop-agent", "--scope", "full"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.strip()
-    log = (tmp_path / "processes.log").open("w")
-    worker = subprocess.Popen(
-        [*manage, "qcluster"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    web, base = start_gunicorn(env, workers=2, log=log)
-    try:
-        yield base, key
-    finally:
-        stop_group(web)
-        stop_group(worker)
-        log.close()
 
 
 def _get(url: str, key: str) -> dict:
