@@ -21,15 +21,14 @@ from caselibrary.selectors import (
     fault_category_choices,
     fault_category_in_use,
 )
-from caselibrary.services import (
+from caselibrary.services.cases import (
     EDITABLE_FIELDS,
     case_create_manual,
     case_update,
     cases_delete,
     cases_set_category,
-    fault_category_delete,
-    fault_category_save,
 )
+from caselibrary.services.categories import fault_category_delete, fault_category_save
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin import session_change_url
 from diagnosis.models import Feedback

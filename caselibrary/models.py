@@ -224,7 +224,7 @@ class CaseIndexState(models.Model):
     build_seconds = models.FloatField(default=0)
     findability = models.JSONField(null=True, blank=True)
     outcomes_swept_at = models.DateTimeField(null=True, blank=True)
-    # The newest AUTO case structured (caselibrary.services.cases_structure_new); set when
+    # The newest AUTO case structured (caselibrary.services.proposals.cases_structure_new); set when
     # the structuring came to a library that had AUTO cases, which are left as they were.
     structured_until = models.DateTimeField(null=True, blank=True)
 

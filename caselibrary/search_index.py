@@ -5,7 +5,7 @@ An index is a directory of numpy arrays and bm25s's own files, named by its vers
 file `CURRENT` names the one in use and is replaced atomically, so a search running while a
 new index is written keeps answering from the old one. Each process checks `CURRENT` at
 most once a second and maps the new version when it changes; a process that finds no index
-answers exact error codes from the database instead (caselibrary/services.py).
+answers exact error codes from the database instead (caselibrary/selectors.py).
 
 No Django here: the builder is fed rows, the reader is handed a directory.
 """

@@ -1,7 +1,5 @@
 """Reads of the case library."""
 
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -223,30 +221,15 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
 
 # --- Structuring ----------------------------------------------------------------------
 
-# Seconds a process keeps the taxonomy's compiled keywords: `useful` reads no taxonomy
-# row per request, and a keyword edited in the admin applies within this time in every
-# process (at once in the process that saved it).
-TAXONOMY_CACHE_SECONDS = 60
-_taxonomy: tuple[float, Taxonomy] | None = None
-_taxonomy_lock = threading.Lock()
-
 
 def fault_category_taxonomy() -> Taxonomy:
-    """The categories' keywords, compiled, GENERAL left out (it is where no match lands)."""
-    global _taxonomy
-    cached = _taxonomy
-    if cached is not None and time.monotonic() - cached[0] < TAXONOMY_CACHE_SECONDS:
-        return cached[1]
-    with _taxonomy_lock:
-        rows = list(FaultCategory.objects.values_list("code", "keywords"))
-        taxonomy = taxonomy_of(rows, exclude=GENERAL_CATEGORY)
-        _taxonomy = (time.monotonic(), taxonomy)
-    return taxonomy
+    """The categories' keywords, compiled, GENERAL left out (it is where no match lands).
 
-
-def fault_category_taxonomy_forget() -> None:
-    global _taxonomy
-    _taxonomy = None
+    Read afresh by each structuring pass (one small query a pass), so a keyword edited in
+    the admin applies to the next new case in every process.
+    """
+    rows = list(FaultCategory.objects.values_list("code", "keywords"))
+    return taxonomy_of(rows, exclude=GENERAL_CATEGORY)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT
+from caselibrary.services.search import DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT
 from config.api import StrictCharField, StrictInputSerializer, StrictIntegerField
 from diagnosis.serializers import StrictSessionIdField
 

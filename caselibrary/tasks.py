@@ -1,6 +1,7 @@
 """django-q2 tasks of the case library. Thin: they call a service and are safe to repeat."""
 
-from caselibrary.services import case_index_rebuild, case_outcomes_sweep
+from caselibrary.services.index import case_index_rebuild
+from caselibrary.services.outcomes import case_outcomes_sweep
 
 
 def case_index_rebuild_task() -> int | None:

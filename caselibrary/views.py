@@ -8,8 +8,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from caselibrary import selectors, services
+from caselibrary import selectors
 from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutput
+from caselibrary.services.search import case_search
 from config.api import NewestFirstCursorPagination, PageParameters, validated
 from config.logging import tag_request
 from config.openapi import error_responses
@@ -73,7 +74,7 @@ class CaseViewSet(ApiViewSet):
         data = validated(CaseSearchInput, request.data)
         if "sessionId" in data:
             tag_request(data["sessionId"])
-        outcome = services.case_search(
+        outcome = case_search(
             query=data["query"],
             error_code=data.get("errorCode"),
             limit=data["limit"],

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from caselibrary.services import case_create_from_session
+from caselibrary.services.cases import case_create_from_session
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus

@@ -60,14 +60,6 @@ def django_db_modify_db_settings(tmp_path_factory, django_db_modify_db_settings_
 
 
 @pytest.fixture(autouse=True)
-def _fresh_taxonomy_cache() -> None:
-    """The compiled fault-category keywords are kept per process; each test has its own."""
-    from caselibrary.selectors import fault_category_taxonomy_forget
-
-    fault_category_taxonomy_forget()
-
-
-@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -3,7 +3,7 @@
 import pytest
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit, SourceType
-from caselibrary.services import case_index_build
+from caselibrary.services.index import case_index_build
 from diagnosis.models import ToolInvocation
 from evaluation.services import session_evaluate
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory

@@ -3,7 +3,8 @@
 import pytest
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services import case_create_manual, cases_structure_new
+from caselibrary.services.cases import case_create_manual
+from caselibrary.services.proposals import cases_structure_new
 from diagnosis.models import DiagnosisSession
 from tests.factories import DiagnosisSessionFactory
 

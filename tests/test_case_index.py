@@ -7,13 +7,8 @@ from django.utils import timezone
 from caselibrary.models import CaseIndexState, CaseLibrary
 from caselibrary.search_index import holder
 from caselibrary.selectors import case_index_status, cases_find
-from caselibrary.services import (
-    case_create_manual,
-    case_index_build,
-    case_index_rebuild,
-    case_update,
-    cases_delete,
-)
+from caselibrary.services.cases import case_create_manual, case_update, cases_delete
+from caselibrary.services.index import case_index_build, case_index_rebuild
 from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 

@@ -7,7 +7,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from caselibrary.models import CaseReuse
-from caselibrary.services import case_index_build, case_outcomes_sweep
+from caselibrary.services.index import case_index_build
+from caselibrary.services.outcomes import case_outcomes_sweep
 from diagnosis.models import DiagnosisSession
 from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory

@@ -9,16 +9,16 @@ from django.utils import timezone
 
 from caselibrary.models import CaseIndexState, CaseLibrary, CaseStructuring, FaultCategory
 from caselibrary.selectors import case_structuring_accuracy
-from caselibrary.services import (
+from caselibrary.services.cases import (
     case_create_from_session,
     case_create_manual,
-    case_outcomes_sweep,
     case_update,
     cases_delete,
     cases_set_category,
-    cases_structure_new,
-    fault_category_save,
 )
+from caselibrary.services.categories import fault_category_save
+from caselibrary.services.outcomes import case_outcomes_sweep
+from caselibrary.services.proposals import cases_structure_new
 from caselibrary.structuring import Taxonomy, parse_keywords, propose
 from diagnosis.models import DiagnosisSession
 from feedback.services import feedback_submit

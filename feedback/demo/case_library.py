@@ -22,7 +22,9 @@ from django.utils import timezone
 
 from caselibrary.models import CaseLibrary, SourceType
 from caselibrary.selectors import CasesFound
-from caselibrary.services import case_index_build, case_outcomes_sweep, case_search
+from caselibrary.services.index import case_index_build
+from caselibrary.services.outcomes import case_outcomes_sweep
+from caselibrary.services.search import case_search
 from diagnosis.models import DiagnosisSession, InvocationStatus, ToolKind
 from diagnosis.services import invocations_record, session_complete, session_start
 from evaluation.services import opinions_enabled, session_evaluate, session_opinion_form

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from caselibrary.selectors import case_index_status
-from caselibrary.services import case_index_build
+from caselibrary.services.index import case_index_build
 
 
 class Command(BaseCommand):

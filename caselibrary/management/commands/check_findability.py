@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from caselibrary.selectors import case_findability
-from caselibrary.services import case_index_record_findability
+from caselibrary.services.index import case_index_record_findability
 
 
 class Command(BaseCommand):

@@ -1,0 +1,127 @@
+"""Making, editing and deleting cases."""
+
+from collections.abc import Collection
+from functools import partial
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from caselibrary.error_codes import normalise_error_code
+from caselibrary.models import (
+    GENERAL_CATEGORY,
+    SYSTEM_USER,
+    TITLE_FROM_QUERY_LENGTH,
+    CaseLibrary,
+    FaultCategory,
+    SourceType,
+)
+from caselibrary.services.index import case_index_request_rebuild
+from config import metrics
+from diagnosis.models import DiagnosisSession
+
+EDITABLE_FIELDS = frozenset(
+    {"fault_category", "error_code", "title", "root_cause", "solution", "diagnosis_id"}
+)
+# What the search index reads: a change to any of these asks for a rebuild.
+INDEXED_FIELDS = frozenset({"error_code", "title", "root_cause", "solution"})
+
+
+def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
+    """Make the session's AUTO case: the question's first characters as its title, the
+    whole answer as root cause and solution, `GENERAL`, made by `system`.
+
+    The caller holds the session's row lock in its transaction (`select_for_update()`)
+    and has checked that the session has no case: under that lock nobody else makes
+    one. The error code and fault category are filled seconds later by
+    `cases_structure_new` in the task worker, with the index rebuild the new case asks for.
+    """
+    case = CaseLibrary.objects.create(
+        diagnosis_id=session.session_id,
+        source_type=SourceType.AUTO,
+        fault_category=GENERAL_CATEGORY,
+        title=session.query[:TITLE_FROM_QUERY_LENGTH],
+        root_cause=session.answer,
+        solution=session.answer,
+        created_by=SYSTEM_USER,
+        updated_by=SYSTEM_USER,
+    )
+    transaction.on_commit(partial(metrics.case_created, SourceType.AUTO.value), robust=True)
+    case_index_request_rebuild()
+    return case
+
+
+def case_create_manual(
+    *,
+    created_by: str,
+    title: str,
+    root_cause: str,
+    solution: str,
+    fault_category: str = GENERAL_CATEGORY,
+    error_code: str | None = None,
+    diagnosis_id: str | None = None,
+) -> CaseLibrary:
+    """A case an operator writes, from scratch or prefilled from a session."""
+    case = CaseLibrary(
+        source_type=SourceType.MANUAL,
+        title=title,
+        root_cause=root_cause,
+        solution=solution,
+        fault_category=fault_category,
+        error_code=normalise_error_code(error_code) if error_code else None,
+        diagnosis_id=diagnosis_id or None,
+        created_by=created_by,
+        updated_by=created_by,
+    )
+    _check_category(case.fault_category)
+    case.full_clean()
+    case.save(force_insert=True)
+    case_index_request_rebuild()
+    transaction.on_commit(partial(metrics.case_created, SourceType.MANUAL.value))
+    return case
+
+
+def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLibrary:
+    """Apply an operator's edits and record who made them."""
+    unknown = set(changes) - EDITABLE_FIELDS
+    if unknown:
+        raise ValidationError({name: "This field cannot be edited." for name in sorted(unknown)})
+    if changes.get("error_code"):
+        changes["error_code"] = normalise_error_code(changes["error_code"])
+    for name, value in changes.items():
+        setattr(case, name, value)
+    if "fault_category" in changes:
+        _check_category(case.fault_category)
+    case.updated_by = updated_by
+    case.full_clean()
+    case.save(update_fields=[*changes, "updated_by", "updated_at"])
+    if changes.keys() & INDEXED_FIELDS:
+        case_index_request_rebuild()
+    return case
+
+
+def cases_set_category(*, case_ids: Collection[str], fault_category: str, updated_by: str) -> int:
+    """Bulk "set category"; returns how many cases changed."""
+    _check_category(fault_category)
+    return CaseLibrary.objects.filter(case_id__in=case_ids).update(
+        fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
+    )
+
+
+def cases_delete(*, case_ids: Collection[str]) -> int:
+    """Remove cases an operator judged wrong; returns how many went.
+
+    The source sessions stay: a session whose case is gone can be made into a case again.
+    """
+    deleted, _ = CaseLibrary.objects.filter(case_id__in=case_ids).delete()
+    if deleted:
+        case_index_request_rebuild()
+    return deleted
+
+
+def _check_category(code: str) -> None:
+    if not FaultCategory.objects.filter(code=code).exists():
+        raise ValidationError(
+            {"fault_category": f'"{code}" is not in the fault-category taxonomy.'}
+        )

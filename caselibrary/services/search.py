@@ -1,0 +1,177 @@
+"""A search of the case library, recorded on the session that asked."""
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Case, F, When
+
+from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit
+from caselibrary.search_index import L0, L1
+from caselibrary.search_text import text_key
+from caselibrary.selectors import CasesFound, cases_find
+from config import metrics
+from diagnosis.models import DiagnosisSession, InvocationStatus, SessionStatus, ToolKind
+from diagnosis.services import SessionFinished, SessionNotFound, invocations_record
+
+logger = logging.getLogger(__name__)
+
+SEARCH_TOOL_NAME = "CaseLibrarySearch"
+MAX_QUERY_LENGTH = 4000
+DEFAULT_SEARCH_LIMIT = 5
+MAX_SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    found: CasesFound
+    # Set when the search was recorded on a session.
+    invocation_id: str | None = None
+    repeat: bool = False
+
+
+def case_search(
+    *,
+    query: str,
+    error_code: str | None = None,
+    limit: int = DEFAULT_SEARCH_LIMIT,
+    session_id: str | None = None,
+) -> SearchOutcome:
+    """Ask the case library "have we seen this before?".
+
+    With a session, the search is a retrieval fact of that session like any other: its
+    `tool_invocation` (CaseLibrarySearch, kind retrieval, the match level and hit count)
+    is stored, so scoring counts an L0/L1 hit through the existing rules; the search is
+    flagged as a repeat when the session already asked the same (normalised) question or
+    got the same cases; and the cases found count the hit. A session that is not RUNNING
+    is a conflict and nothing is recorded.
+    """
+    _check_search(query=query, error_code=error_code, limit=limit)
+    if session_id is not None:
+        _check_session_running(session_id)
+    started = time.monotonic()
+    found = cases_find(query=query, error_code=error_code, limit=limit)
+    duration_ms = round((time.monotonic() - started) * 1000)
+    metrics.case_search(found.match_level)
+    if session_id is None:
+        return SearchOutcome(found=found)
+    return _record_search(
+        session_id=session_id,
+        query=query,
+        error_code=error_code,
+        found=found,
+        duration_ms=duration_ms,
+    )
+
+
+def _check_search(*, query: str, error_code: str | None, limit: int) -> None:
+    problems: dict[str, str] = {}
+    if not isinstance(query, str) or not query.strip():
+        problems["query"] = "Say what to search for: the query is empty."
+    elif len(query) > MAX_QUERY_LENGTH:
+        problems["query"] = f"At most {MAX_QUERY_LENGTH} characters."
+    if error_code is not None and (not isinstance(error_code, str) or len(error_code) > 64):
+        problems["errorCode"] = "At most 64 characters."
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+        problems["limit"] = f"Between 1 and {MAX_SEARCH_LIMIT}."
+    if problems:
+        raise ValidationError(problems)
+
+
+def _check_session_running(session_id: str) -> None:
+    session = DiagnosisSession.objects.filter(session_id=session_id).only("session_id", "status")
+    session = session.first()
+    if session is None:
+        raise SessionNotFound(session_id)
+    if session.status != SessionStatus.RUNNING:
+        raise SessionFinished(session)
+
+
+def _record_search(
+    *, session_id: str, query: str, error_code: str | None, found: CasesFound, duration_ms: int
+) -> SearchOutcome:
+    invocation_id = f"case-search-{uuid.uuid4().hex}"
+    query_key = text_key(query)
+    case_ids = found.case_ids
+    with transaction.atomic():
+        # Takes the session's row lock and checks it is still RUNNING: searches of one
+        # session take turns, so the repeat check below sees every earlier one.
+        invocations_record(
+            session_id=session_id,
+            invocations=[
+                {
+                    "invocation_id": invocation_id,
+                    "tool_name": SEARCH_TOOL_NAME,
+                    "kind": ToolKind.RETRIEVAL.value,
+                    "status": InvocationStatus.SUCCESS.value,
+                    "match_level": found.match_level,
+                    "hit_count": len(case_ids),
+                    "query": query,
+                    "duration_ms": duration_ms,
+                }
+            ],
+        )
+        repeat_of = _earlier_same_search(session_id, query_key, case_ids)
+        search = CaseSearch.objects.create(
+            session_id=session_id,
+            invocation_id=invocation_id,
+            query=query,
+            query_key=query_key,
+            error_code=error_code or None,
+            match_level=found.match_level,
+            hit_count=len(case_ids),
+            case_ids=case_ids,
+            repeat_of_id=repeat_of,
+            duration_ms=duration_ms,
+        )
+        CaseSearchHit.objects.bulk_create(
+            CaseSearchHit(
+                search=search,
+                case_id=match.case.case_id,
+                session_id=session_id,
+                match_level=match.match_level,
+                rank=rank,
+            )
+            for rank, match in enumerate(found.matches, start=1)
+        )
+        if repeat_of is None:
+            _count_hits(found, search.created_at)
+    logger.info(
+        "case search recorded",
+        extra={
+            "session_id": session_id,
+            "match_level": found.match_level,
+            "hits": len(case_ids),
+            "repeat": repeat_of is not None,
+        },
+    )
+    return SearchOutcome(found=found, invocation_id=invocation_id, repeat=repeat_of is not None)
+
+
+def _earlier_same_search(session_id: str, query_key: str, case_ids: list[str]) -> int | None:
+    """The session's first search with the same question, or that found the same cases."""
+    earlier = CaseSearch.objects.filter(session_id=session_id).order_by("id")
+    for search_id, key, ids in earlier.values_list("id", "query_key", "case_ids"):
+        if key == query_key or (case_ids and sorted(ids or []) == sorted(case_ids)):
+            return search_id
+    return None
+
+
+def _count_hits(found: CasesFound, when: Any) -> None:
+    """One more hit for each case found (a repeated recall is not counted again)."""
+    if not found.matches:
+        return
+    levels = {m.case.case_id: m.match_level for m in found.matches}
+    ids = sorted(levels)  # rows locked in key order: concurrent searches cannot deadlock
+    CaseReuse.objects.bulk_create([CaseReuse(case_id=i) for i in ids], ignore_conflicts=True)
+    l0 = [i for i in ids if levels[i] == L0] or [""]
+    l1 = [i for i in ids if levels[i] == L1] or [""]
+    CaseReuse.objects.filter(case_id__in=ids).update(
+        l0_hits=F("l0_hits") + Case(When(case_id__in=l0, then=1), default=0),
+        l1_hits=F("l1_hits") + Case(When(case_id__in=l1, then=1), default=0),
+        last_hit_at=when,
+    )
