@@ -37,7 +37,7 @@ help:
 	@echo "make run        set up and run the service on http://$(HOST):$(PORT)/admin/"
 	@echo "make test       run every test (DATABASE_URL=mysql://... to run them on MariaDB)"
 	@echo "make test-fast  run the fast tests only (no browser, no real processes, nothing slow)"
-	@echo "make lint       ruff check + ruff format --check"
+	@echo "make lint       ruff check + ruff format --check + the import contracts (lint-imports)"
 	@echo "make bench      benchmark the hot paths (SCALE=small|medium|full, BENCH_ARGS=--skip-generate)"
 
 # $(call venv,<extras>): create the virtualenv when missing, (re)install when
@@ -78,6 +78,7 @@ lint:
 	$(call venv,test)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 format:
 	$(call venv,test)
