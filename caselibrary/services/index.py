@@ -35,7 +35,8 @@ def case_index_request_rebuild() -> None:
 
 def _request_rebuild() -> None:
     # One UPDATE, the whole cost of a change while a rebuild is pending. The state row is
-    # made by a migration (and again by the first read of the state after a flush).
+    # made by a migration; were it deleted, the minute's outcome sweep makes it again and
+    # asks for the rebuild of the cases made meanwhile.
     asked = CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
         requested_at=timezone.now()
     )
