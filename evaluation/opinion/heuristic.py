@@ -55,7 +55,8 @@ FACT_TEXT_LIMIT = 4_000
 # How many specifics are checked against the facts (the first ones in the answer).
 SPECIFICS_LIMIT = 200
 
-VERSION = "1"
+# 2: English markers match whole words; times of day are not specifics.
+VERSION = "2"
 
 
 def gettext_noop(message: str) -> str:
