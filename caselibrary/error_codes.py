@@ -6,6 +6,12 @@ alike. A code is what an operator would paste into a search box to find the runb
 `ORA-01555`, `ERROR 1205`, `MY-013183`, `HTTP 503`, `CrashLoopBackOff`,
 `java.lang.OutOfMemoryError`, `ENOSPC`. A bare number is never a code: an HTTP status needs
 its context (`HTTP 503`, `status=503`, `503 Service Unavailable`, `返回 503`).
+
+Every family matches whole words in its real shape: no code starts or ends inside a longer
+word or number (`Mirror4001`, `ENOSPCX`), a time of day (`09:05`, `14:05:30`) is never part
+of a code, an Oracle number after a space has its four or five digits (`ORA 01555`, not
+"ora 3 replicas"), and a one-word Kubernetes reason must be written as Kubernetes writes it
+(`Evicted`, not "the pod was evicted").
 """
 
 from __future__ import annotations
@@ -103,12 +109,18 @@ _HTTP_REASONS = (
     "Internal Server Error|Not Implemented|Bad Gateway|Service Unavailable|Service Temporarily "
     "Unavailable|Gateway Time-?out"
 )
-_NOT_DIGIT_BEFORE = r"(?<![\w.])"
-_NOT_DIGIT_AFTER = r"(?![\w.]*\d)"
+# Around a number: no word character, and no "." or ":" joining it to more digits, so
+# that "1.503", "12:503" and "503:05" are not statuses.
+_NOT_DIGIT_BEFORE = r"(?<![\w.:])"
+_NOT_DIGIT_AFTER = r"(?![\w.:]*\d)(?!\w)"
+# The start of a code word: not inside a longer word ("terror 2013", "xORA-1").
+_WORD_START = r"(?<!\w)"
 
 
 def _oracle(match: re.Match[str]) -> str:
-    return f"{match['prefix'].upper()}-{int(match['number']):05d}"
+    # "ORA 01555" (a space needs the full number) or "ORA-1555" / "ORA01555".
+    number = match.groupdict().get("spaced") or match["number"]
+    return f"{match['prefix'].upper()}-{int(number):05d}"
 
 
 def _mysql(match: re.Match[str]) -> str:
@@ -149,6 +161,12 @@ _Trigger = Callable[[str, str], bool]
 _Family = tuple[_Trigger, re.Pattern[str], Callable[[re.Match[str]], str]]
 
 _K8S_FOLDED = tuple(_K8S_CANONICAL)
+
+
+def _is_one_word(reason: str) -> bool:
+    return sum(ch.isupper() for ch in reason) == 1
+
+
 _ERRNO_MESSAGES_FOLDED = tuple(_ERRNO_BY_MESSAGE)
 _STATUS_IN_TEXT = re.compile(r"(?<!\d)[45]\d\d(?!\d)")
 _ERRNO_LIKE = re.compile(r"E[A-Z]{2,}")
@@ -191,22 +209,32 @@ def _maybe_java(text: str, folded: str) -> bool:
 _FAMILIES: tuple[_Family, ...] = (
     (
         _maybe_oracle,
-        re.compile(r"(?<![A-Za-z])(?P<prefix>ORA|TNS)[-_ ]?(?P<number>\d{1,5})(?!\d)", re.I),
+        re.compile(
+            rf"{_WORD_START}(?P<prefix>ORA|TNS)(?:[-_]?(?P<number>\d{{1,5}})|"
+            rf" (?P<spaced>\d{{4,5}})){_NOT_DIGIT_AFTER}",
+            re.I,
+        ),
         _oracle,
     ),
-    (_maybe_mysql8, re.compile(r"(?<![A-Za-z])MY-(?P<number>\d{6})(?!\d)", re.I), _mysql8),
+    (
+        _maybe_mysql8,
+        re.compile(rf"{_WORD_START}MY-(?P<number>\d{{6}}){_NOT_DIGIT_AFTER}", re.I),
+        _mysql8,
+    ),
     # MySQL's "ERROR 1205 (HY000): Lock wait timeout exceeded"; codes 1000-4999.
     (
         _maybe_mysql,
         re.compile(
-            r"(?<![A-Za-z])(?:ERROR|errno|MySQL error)[\s:#-]*(?P<number>[1-4]\d{3})(?!\d)", re.I
+            rf"{_WORD_START}(?:ERROR|errno|MySQL error)[\s:#-]*(?P<number>[1-4]\d{{3}})"
+            rf"{_NOT_DIGIT_AFTER}",
+            re.I,
         ),
         _mysql,
     ),
     (
         _maybe_http,
         re.compile(
-            rf"(?<![A-Za-z])HTTP(?:/\d(?:\.\d)?)?[\s:=_-]*{_STATUS}"
+            rf"{_WORD_START}HTTP(?:/\d(?:\.\d)?)?[\s:=_-]*{_STATUS}"
             rf"{_NOT_DIGIT_AFTER}",
             re.I,
         ),
@@ -255,9 +283,17 @@ _FAMILIES: tuple[_Family, ...] = (
         ),
         _http,
     ),
+    # A reason of several capitalised words is a code however it is cased
+    # ("crashloopbackoff"); a one-word reason only as Kubernetes writes it.
     (
         _maybe_k8s,
-        re.compile(r"(?<![A-Za-z])(?:" + "|".join(K8S_REASONS) + r")(?![A-Za-z])", re.I),
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:"
+            + "|".join(
+                reason if _is_one_word(reason) else f"(?i:{reason})" for reason in K8S_REASONS
+            )
+            + r")(?![A-Za-z0-9_])"
+        ),
         _k8s,
     ),
     (
@@ -271,10 +307,12 @@ _FAMILIES: tuple[_Family, ...] = (
     (
         _maybe_errno_message,
         re.compile(
-            "|".join(
+            r"(?<![A-Za-z])(?:"
+            + "|".join(
                 re.escape(message)
                 for message in sorted(ERRNO_MESSAGES.values(), key=len, reverse=True)
-            ),
+            )
+            + r")(?![A-Za-z])",
             re.I,
         ),
         _errno_message,

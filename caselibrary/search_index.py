@@ -78,12 +78,14 @@ class BuildResult:
 
 
 def case_terms(case: CaseText) -> list[str]:
-    """The terms a case is indexed under."""
-    body = (
-        case.root_cause
-        if case.solution == case.root_cause
-        else f"{case.root_cause}\n{case.solution}"
-    )
+    """The terms a case is indexed under.
+
+    An automatic case holds the whole answer as both its root cause and its solution: that
+    text is one text, counted once, or every answer term would weigh double against the
+    cases an operator wrote.
+    """
+    same = case.solution.strip() == case.root_cause.strip()
+    body = case.root_cause if same else f"{case.root_cause}\n{case.solution}"
     terms = tokenize(case.title) * TITLE_WEIGHT + tokenize(body)
     if case.error_code:
         terms.append(CODE_PREFIX + error_code_key(case.error_code))

@@ -9,9 +9,16 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 
 from diagnosis.selectors import ScoreBand
+from evaluation.factor_labels import factor_label
 from feedback.selectors import DEFAULT_OVERVIEW_WINDOW, OVERVIEW_WINDOWS, Rate, feedback_attribution
 
 WIDTH, HEIGHT = 720, 240
+
+
+def _kind_labels() -> dict[str, str]:
+    return {"rule": _("rule"), "opinion": _("opinion")}
+
+
 LEFT, RIGHT, TOP, BOTTOM = 48, 12, 16, 36
 
 
@@ -70,9 +77,12 @@ def attribution_view(request: HttpRequest) -> TemplateResponse:
     if days not in OVERVIEW_WINDOWS:
         days = DEFAULT_OVERVIEW_WINDOW
     attribution = feedback_attribution(days=days)
+    kinds = _kind_labels()
     rows = [
         {
             "factor": f,
+            "label": factor_label(f.name),
+            "kind": kinds.get(f.kind, f.kind),
             "with_share": _percent(f.with_it.share),
             "with_interval": _interval(f.with_it),
             "without_share": _percent(f.without_it.share),

@@ -98,7 +98,7 @@ def test_the_page_shows_the_table_and_the_chart(admin_client, rated) -> None:
     page = admin_client.get(URL).content.decode()
 
     assert 'id="attribution"' in page and 'id="calibration-chart"' in page
-    assert "<code>has_solution</code>" in page
+    assert '<span class="factor-name" title="has_solution">给出解决方案</span>' in page
     assert "100%" in page
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings as settings_module
 from django.contrib.auth.models import Permission, User
 from django.core.cache import cache
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -72,14 +73,15 @@ def operator(transactional_db) -> User:  # type: ignore[no-untyped-def]
     return user
 
 
-@pytest.fixture
-def page(browser, live_server, operator, settings, request) -> Iterator[Page]:  # type: ignore[no-untyped-def]
-    # The live server speaks plain HTTP.
-    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
-    cache.clear()
-    # English pages: the screenshots must stay readable on machines without CJK fonts
-    # (the Chinese labels are checked by the server-side tests).
-    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 1000})
+def log_in(browser, live_server, operator, *, width: int = 1400, english: bool = True) -> Page:  # type: ignore[no-untyped-def]
+    # The console speaks Chinese whatever the browser asks. English pages keep the
+    # screenshots readable on machines without CJK fonts (the Chinese labels are checked
+    # by the server-side tests): chosen the way an operator's switcher choice is kept.
+    context = browser.new_context(locale="en-US", viewport={"width": width, "height": 1000})
+    if english:
+        context.add_cookies(
+            [{"name": settings_module.LANGUAGE_COOKIE_NAME, "value": "en", "url": live_server.url}]
+        )
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.goto(f"{live_server.url}/admin/login/?next=/admin/")
@@ -88,10 +90,23 @@ def page(browser, live_server, operator, settings, request) -> Iterator[Page]:  
     page.click("input[type=submit]")
     expect(page).to_have_url(f"{live_server.url}/admin/")
     page.base_url = live_server.url
-    yield page
+    return page
+
+
+def finish(page: Page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.context.close()
+
+
+@pytest.fixture
+def page(browser, live_server, operator, settings, request) -> Iterator[Page]:  # type: ignore[no-untyped-def]
+    # The live server speaks plain HTTP.
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    cache.clear()
+    page = log_in(browser, live_server, operator)
+    yield page
+    finish(page, request.node.name)
 
 
 def visible_session_ids(page: Page) -> set[str]:
@@ -195,3 +210,51 @@ def test_an_operator_opens_the_overview_from_the_index(page: Page) -> None:
     expect(page.locator("#bad-case-rate .tile-value")).to_have_text(f"{bad / given:.1%}")
     page.get_by_role("link", name="last 7 days").click()
     expect(page.locator(".overview-window strong")).to_have_text("last 7 days")
+
+
+def test_the_console_speaks_chinese_to_an_english_browser_until_english_is_picked(
+    browser, live_server, operator, settings
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    settings.LANGUAGE_CODE = "zh-hans"
+    page = log_in(browser, live_server, operator, english=False)
+
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    page.select_option("#language-choice", "en")
+
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    page.goto(f"{page.base_url}/admin/feedback/badcase/")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.locator("#language-choice")).to_have_value("en")
+    finish(page, "language_switched_to_english")
+
+
+def test_the_case_list_fits_a_1366_pixel_window(browser, live_server, operator, settings) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    FaultCategoryFactory(code="APPLICATION_ERROR", name="Application errors and exceptions")
+    session = DiagnosisSessionFactory(
+        session_id="0b9f3c1e-7d2a-4c8e-9f61-2a7b5d4e8c13", useful=True
+    )
+    CaseLibraryFactory(
+        title="订单服务在高峰期大量 504，网关日志显示上游连接池耗尽，payment-gateway 超时" * 2,
+        diagnosis=session,
+        source_type="AUTO",
+        error_code="java.util.concurrent.RejectedExecutionException",
+        fault_category="APPLICATION_ERROR",
+        created_by="system",
+        updated_by="ops.curator.with.a.long.name",
+    )
+    CaseLibraryFactory.create_batch(5)
+    page = log_in(browser, live_server, operator, width=1366)
+
+    page.goto(f"{page.base_url}/admin/caselibrary/caselibrary/")
+    expect(page.locator("#result_list")).to_be_visible()
+
+    widths = page.evaluate(
+        "() => ({page: document.documentElement.scrollWidth, window: window.innerWidth,"
+        " list: document.querySelector('#changelist .results').scrollWidth,"
+        " box: document.querySelector('#changelist .results').clientWidth})"
+    )
+    finish(page, "case_list_at_1366")
+    assert widths["page"] <= widths["window"] == 1366, widths
+    assert widths["list"] <= widths["box"], widths

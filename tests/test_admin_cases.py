@@ -364,3 +364,130 @@ def test_categories_in_use_and_general_cannot_be_deleted(admin_client, library) 
     response = admin_client.post(f"{CATEGORIES}UNUSED/delete/", {"post": "yes"})
     assert response.status_code == 302
     assert not FaultCategory.objects.filter(code="UNUSED").exists()
+
+
+# --- a case made from a session, and the answer held twice ----------------------------------
+
+
+def test_a_new_case_starts_in_general_not_in_the_first_category(admin_client) -> None:
+    FaultCategoryFactory(code="APPLICATION_ERROR")
+
+    form = admin_client.get(f"{LIST}add/").context["adminform"].form
+
+    assert form.initial["fault_category"] == "GENERAL"
+    assert 'value="GENERAL" selected' in form.as_p()
+
+
+def test_a_case_from_a_session_starts_in_general_when_nothing_is_proposed(admin_client) -> None:
+    FaultCategoryFactory(code="APPLICATION_ERROR")
+    DiagnosisSessionFactory(session_id="s-plain", succeeded=True, query="q", answer="看起来还好")
+
+    form = admin_client.get(f"{LIST}add/?from_session=s-plain").context["adminform"].form
+
+    assert form.initial["fault_category"] == "GENERAL"
+
+
+def test_a_case_from_a_session_starts_with_what_the_structuring_proposes(admin_client) -> None:
+    FaultCategoryFactory(code="DATABASE", keywords="deadlock, 死锁")
+    DiagnosisSessionFactory(
+        session_id="s-deadlock",
+        succeeded=True,
+        query="orders 写入失败 ERROR 1213",
+        answer="根因：死锁。",
+    )
+
+    form = admin_client.get(f"{LIST}add/?from_session=s-deadlock").context["adminform"].form
+
+    assert (form.initial["fault_category"], form.initial["error_code"]) == (
+        "DATABASE",
+        "ERROR 1213",
+    )
+
+
+@pytest.fixture
+def auto_case():  # type: ignore[no-untyped-def]
+    answer = "根因：连接池耗尽 UNIQUE-ANSWER-TEXT。\n1. 扩容连接池"
+    return CaseLibraryFactory(
+        title="Pool exhausted",
+        source_type="AUTO",
+        created_by="system",
+        updated_by="system",
+        root_cause=answer,
+        solution=answer,
+    )
+
+
+def test_the_case_page_shows_an_answer_held_as_cause_and_solution_once(
+    admin_client, auto_case
+) -> None:
+    response = admin_client.get(f"{LIST}{auto_case.pk}/change/")
+
+    page = response.content.decode()
+    assert page.count("UNIQUE-ANSWER-TEXT") == 1
+    assert "root cause and solution" in page.lower()
+    assert "The same text as the root cause" in page
+
+
+def test_the_read_only_case_page_shows_it_once_too(staff_client, auto_case) -> None:
+    from django.contrib.auth.models import Permission, User
+
+    User.objects.get(username="ops.staff").user_permissions.add(
+        Permission.objects.get(codename="view_caselibrary")
+    )
+
+    page = staff_client.get(f"{LIST}{auto_case.pk}/change/").content.decode()
+
+    assert page.count("UNIQUE-ANSWER-TEXT") == 1
+
+
+def post_case(client, case, **fields):  # type: ignore[no-untyped-def]
+    data = {
+        "title": case.title,
+        "fault_category": case.fault_category,
+        "error_code": case.error_code or "",
+        "root_cause": case.root_cause,
+        "solution": "",
+        **fields,
+    }
+    return client.post(f"{LIST}{case.pk}/change/", data)
+
+
+def test_saving_the_shared_text_unchanged_keeps_both_fields(admin_client, auto_case) -> None:
+    response = post_case(admin_client, auto_case, fault_category="DATABASE")
+
+    assert response.status_code == 302
+    auto_case.refresh_from_db()
+    assert auto_case.fault_category == "DATABASE"
+    assert auto_case.solution == auto_case.root_cause
+    assert "UNIQUE-ANSWER-TEXT" in auto_case.solution
+
+
+def test_editing_the_shared_text_edits_cause_and_solution_together(admin_client, auto_case) -> None:
+    response = post_case(admin_client, auto_case, root_cause="连接池太小")
+
+    assert response.status_code == 302
+    auto_case.refresh_from_db()
+    assert (auto_case.root_cause, auto_case.solution) == ("连接池太小", "连接池太小")
+
+
+def test_writing_a_solution_of_its_own_splits_the_text(admin_client, auto_case) -> None:
+    response = post_case(admin_client, auto_case, solution="扩容连接池到 200")
+
+    assert response.status_code == 302
+    auto_case.refresh_from_db()
+    assert auto_case.solution == "扩容连接池到 200"
+    assert "UNIQUE-ANSWER-TEXT" in auto_case.root_cause
+
+
+def test_the_list_shows_source_reuse_and_last_change_in_few_columns(admin_client, library) -> None:
+    page = text(admin_client.get(LIST))
+
+    columns = re.findall(r'<th scope="col" class="[^"]*column-(\w+)', page)
+    assert columns == [
+        "title",
+        "fault_category",
+        "error_code",
+        "source_column",
+        "reuse_column",
+    ]
+    assert "ops.curator" in page  # who changed it last, under its source

@@ -1,5 +1,7 @@
 """The disagreement queues: bad cases the tools backed well, useful answers they did not."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -70,3 +72,23 @@ def test_the_queues_take_a_fixed_number_of_queries(
 
 def test_staff_without_permission_cannot_open_the_queue(staff_client, sessions) -> None:
     assert staff_client.get(UNBACKED).status_code == 403
+
+
+def test_each_useful_without_evidence_row_links_its_session_and_its_case(admin_client) -> None:
+    from tests.factories import CaseLibraryFactory
+
+    with_case = DiagnosisSessionFactory(
+        session_id="unbacked-with-case", useful=True, evidence_score=10
+    )
+    case = CaseLibraryFactory(diagnosis=with_case, source_type="AUTO")
+    DiagnosisSessionFactory(session_id="unbacked-alone", useful=True, evidence_score=0)
+
+    page = admin_client.get(UNBACKED).content.decode()
+
+    session_url = reverse("admin:diagnosis_diagnosissession_change", args=[with_case.pk])
+    case_url = reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
+    assert f'<a href="{session_url}">unbacked-with-case</a>' in page
+    assert f'<a href="{case_url}">' in page
+    assert re.search(
+        r'<a href="/admin/diagnosis/diagnosissession/\d+/change/">unbacked-alone</a>', page
+    )

@@ -6,8 +6,8 @@ from django.db import connection
 from django.db.models import Func, IntegerField, Value
 
 from config.admin_paginator import CountKind, EstimatedCountPaginator
-from diagnosis.admin import DiagnosisSessionAdmin
 from diagnosis.models import DiagnosisSession
+from feedback.admin.sessions import DiagnosisSessionAdmin
 from tests.datasets import generate_sessions
 from tests.factories import DiagnosisSessionFactory
 

@@ -246,12 +246,15 @@ def test_the_detail_shows_the_scored_factors_as_a_table(admin_client) -> None:
 
     page = text(admin_client.get(change_url(session)))
 
+    # Each factor by its label (its stored name at hand), its delta, and the stored
+    # description as it is.
     assert (
-        '<tr><td><code>has_successful_tool_call</code></td><td class="delta">+30</td>'
-        "<td>有成功的工具调用(2次)</td></tr>"
+        '<tr><td><span class="factor-name" title="has_successful_tool_call">successful tool '
+        'calls</span></td><td class="delta">+30</td><td>有成功的工具调用(2次)</td></tr>'
     ) in page
     assert (
-        '<tr><td><code>retrieval_no_hit</code></td><td class="delta">−10</td>'
+        '<tr><td><span class="factor-name" title="retrieval_no_hit">retrieval calls without '
+        'any hit</span></td><td class="delta">−10</td>'
         "<td>&lt;i&gt;有检索调用但无任何命中&lt;/i&gt;</td></tr>"
     ) in page
     assert 'class="score score-1-39"' in page and "<small>rule</small>" in page
@@ -339,25 +342,29 @@ def act(client, action: str, *sessions: DiagnosisSession, follow: bool = False):
     )
 
 
-def test_rescore_scores_the_selected_sessions_from_their_facts(admin_client) -> None:
+def test_rescore_scores_the_selected_sessions_from_their_facts(
+    admin_client, django_capture_on_commit_callbacks
+) -> None:
     finished = DiagnosisSessionFactory(succeeded=True, self_evaluation=evaluation(0))
     ToolInvocationFactory(session=finished, match_level="L0")
     running = DiagnosisSessionFactory()
     untouched = DiagnosisSessionFactory(succeeded=True)
 
-    response = act(admin_client, "rescore", finished, running, follow=True)
+    # The action queues the scoring after the request commits; Q_SYNC runs it inline.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = act(admin_client, "rescore", finished, running, follow=True)
 
     finished.refresh_from_db()
     assert finished.self_evaluation["evidence_score"] == 65
     assert DiagnosisSession.objects.get(pk=running.pk).self_evaluation is None
     assert DiagnosisSession.objects.get(pk=untouched.pk).self_evaluation is None
     page = text(response)
-    assert "1 session rescored." in page
+    assert "1 session queued for rescoring." in page
     assert "1 session is still running and was left alone." in page
 
 
 def test_rescore_refuses_a_selection_that_belongs_to_the_command(admin_client, monkeypatch) -> None:
-    monkeypatch.setattr("diagnosis.admin.RESCORE_LIMIT", 2)
+    monkeypatch.setattr("feedback.admin.sessions.RESCORE_LIMIT", 2)
     sessions = DiagnosisSessionFactory.create_batch(3, succeeded=True)
 
     response = act(admin_client, "rescore", *sessions, follow=True)
@@ -502,14 +509,14 @@ def test_the_detail_shows_the_opinion_factors_beside_the_rule_factors(admin_clie
 
     page = text(admin_client.get(change_url(session)))
 
-    assert "has_successful_tool_call" in page
+    assert 'title="has_successful_tool_call"' in page
     assert (
-        '<tr><td><code>has_root_cause</code></td><td class="opinion-value">yes</td>'
-        "<td>names a cause: “根因”</td></tr>"
+        '<tr><td><span class="factor-name" title="has_root_cause">names a root cause</span>'
+        '</td><td class="opinion-value">yes</td><td>names a cause: “根因”</td></tr>'
     ) in page
     assert (
-        '<tr><td><code>hallucination_risk</code></td><td class="opinion-value">no</td>'
-        "<td>&lt;b&gt;supported&lt;/b&gt;</td></tr>"
+        '<tr><td><span class="factor-name" title="hallucination_risk">risk of hallucination'
+        '</span></td><td class="opinion-value">no</td><td>&lt;b&gt;supported&lt;/b&gt;</td></tr>'
     ) in page
     assert "2026-12-03T12:00:00+00:00" in page
 
@@ -520,3 +527,87 @@ def test_a_session_without_an_opinion_says_so(admin_client) -> None:
     page = text(admin_client.get(change_url(session)))
 
     assert "no opinion yet" in page
+
+
+# --- what a session's score and case links say --------------------------------------------
+
+
+def test_a_failed_session_without_a_score_is_not_shown_as_waiting_for_one(admin_client) -> None:
+    failed = DiagnosisSessionFactory(session_id="s-failed-unscored", failed=True)
+    DiagnosisSessionFactory(session_id="s-waiting", succeeded=True)
+
+    page = text(admin_client.get(LIST))
+    row = re.search(r"<tr>(?:(?!</tr>).)*s-failed-unscored(?:(?!</tr>).)*</tr>", page).group()
+    detail = text(admin_client.get(change_url(failed)))
+
+    assert "not scored (failed)" in row and "pending" not in row
+    assert page.count('class="score score-pending"') == 1
+    assert '<span class="score score-unscored">not scored (failed)</span>' in detail
+
+
+def test_a_failed_session_that_was_rescored_shows_its_score(admin_client) -> None:
+    DiagnosisSessionFactory(session_id="s-failed-scored", failed=True, evidence_score=0)
+
+    page = text(admin_client.get(LIST))
+
+    assert 'class="score score-0"' in page and "not scored" not in page
+
+
+@pytest.mark.parametrize(
+    ("kind", "offered"),
+    [
+        ({"succeeded": True}, True),
+        ({"failed": True, "answer": "partial answer before the failure"}, True),
+        ({}, False),  # running
+        ({"succeeded": True, "answer": ""}, False),
+        ({"failed": True}, False),  # failed without an answer
+    ],
+)
+def test_create_a_case_is_offered_only_on_a_finished_session_with_an_answer(
+    admin_client, kind, offered
+) -> None:
+    session = DiagnosisSessionFactory(**kind)
+
+    page = text(admin_client.get(change_url(session)))
+
+    assert ("create a case from this session" in page) is offered
+
+
+def test_the_create_case_action_refuses_a_running_session(admin_client) -> None:
+    session = DiagnosisSessionFactory(session_id="s-running-7")
+
+    response = act(admin_client, "create_case", session, follow=True)
+
+    assert response.redirect_chain[-1][0] == LIST
+    assert "Session s-running-7 has no answer to make a case of" in text(response)
+    assert not CaseLibrary.objects.exists()
+
+
+def test_the_detail_links_the_case_made_from_the_session(admin_client) -> None:
+    session = DiagnosisSessionFactory(useful=True)
+    case = CaseLibraryFactory(diagnosis=session)
+
+    page = text(admin_client.get(change_url(session)))
+
+    assert f'<a href="/admin/caselibrary/caselibrary/{case.pk}/change/">open the case</a>' in page
+    assert "create a case from this session" not in page
+
+
+def test_rescore_queues_the_finished_sessions_once_the_request_commits(
+    admin_client, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    # django-q2's enqueue is replaced to see what the workers would be handed.
+    queued: list[tuple] = []
+    monkeypatch.setattr("config.queue.async_task", lambda *args, **kw: queued.append(args))
+    finished = DiagnosisSessionFactory(succeeded=True)
+    failed = DiagnosisSessionFactory(failed=True)
+    running = DiagnosisSessionFactory()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = act(admin_client, "rescore", finished, failed, running, follow=True)
+
+    [(task, session_ids)] = queued
+    assert task == "evaluation.tasks.sessions_rescore"
+    assert sorted(session_ids) == sorted([finished.session_id, failed.session_id])
+    assert "2 sessions queued for rescoring." in text(response)
+    assert "1 session is still running and was left alone." in text(response)

@@ -233,3 +233,17 @@ def test_a_library_indexed_in_shards_answers_as_one(tmp_path) -> None:
         assert len(index.shards) == (1 if shard_size == 100 else 5)
 
     assert results[2] == results[100] == [["0100"], ["0101"], ["0101"], []]
+
+
+def test_an_automatic_case_indexes_its_answer_once_not_as_cause_and_solution() -> None:
+    from caselibrary.search_index import CaseText, case_terms
+
+    answer = "连接池耗尽 connection pool exhausted"
+    same = CaseText("c1", "订单超时", answer, answer + "\n", None)
+    distinct = CaseText("c2", "订单超时", answer, "扩容连接池", None)
+
+    terms = case_terms(same)
+
+    assert terms.count("exhausted") == 1
+    assert case_terms(distinct).count("exhausted") == 1
+    assert len(case_terms(distinct)) > len(terms)

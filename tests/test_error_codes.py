@@ -100,3 +100,42 @@ def test_normalising_is_idempotent(code: str) -> None:
 def test_every_found_code_is_already_normal(text: str) -> None:
     for code in find_error_codes(text):
         assert normalise_error_code(code) == code
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AddressResolver failed to resolve order-db",
+        "the alert fired at 09:05 and again at 14:05:30",
+        "error rate doubled between 12:30 and 13:45",
+        "Mirror4001 lagging",
+        "a terror 2013 movie",
+        "ora 3 replicas are ready",
+        "flora-1 is a host name",
+        "the pod was evicted, then pending",
+        "the broken pipeline stage was retried",
+        "status 504:05 at the probe",
+        "latency 12:503 ratio",
+        "ENOSPCX is not an errno",
+    ],
+)
+def test_words_and_times_that_only_contain_a_code_shape_are_not_codes(text: str) -> None:
+    assert find_error_codes(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "codes"),
+    [
+        ("ERROR 1205 (HY000) at 09:05", ["ERROR 1205"]),
+        ("since 14:05 the gateway returns HTTP 503", ["HTTP 503"]),
+        ("返回 503，从 14:05 开始", ["HTTP 503"]),
+        ("ORA 01555 after 03:00 batch", ["ORA-01555"]),
+        ("ORA_00600 internal error", ["ORA-00600"]),
+        ("pod Evicted: node memory pressure", ["Evicted"]),
+        ("write(): Broken pipe", ["EPIPE"]),
+        ("AddressResolverError in the netty pool", ["AddressResolverError"]),
+        ("errno: 1205 at 10:12", ["ERROR 1205"]),
+    ],
+)
+def test_real_codes_are_still_found_beside_times_and_words(text: str, codes: list[str]) -> None:
+    assert find_error_codes(text) == codes

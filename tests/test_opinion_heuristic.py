@@ -6,7 +6,7 @@ import pytest
 
 from evaluation.opinion import FACTOR_NAMES, OpinionMalformed, OpinionSubject, ToolFact
 from evaluation.opinion.base import validate_factors
-from evaluation.opinion.heuristic import TEXT_LIMIT, HeuristicProvider
+from evaluation.opinion.heuristic import TEXT_LIMIT, HeuristicProvider, rationale_parts
 
 DOCS = ToolFact("QueryInternalDocsTools", "SUCCESS", "L0", "order-service 504 runbook")
 METRICS = ToolFact("QueryMetricsTools", "SUCCESS")
@@ -182,3 +182,46 @@ def test_validation_puts_the_factors_in_the_fixed_order_and_trims_rationales() -
 
     assert [f["name"] for f in factors] == list(FACTOR_NAMES)
     assert all(len(f["rationale"]) == 300 for f in factors)
+
+
+def test_a_remedy_word_inside_a_class_name_is_not_a_solution() -> None:
+    found = opinion("AddressResolver 在 09:05 抛出异常，Resolver 池满了。", query="netty 报错")
+
+    assert found["has_solution"] is False
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Resolve it by raising the pool size.", "重启后 resolved", "Fixed by a restart.", "修复fix"],
+)
+def test_whole_remedy_words_still_offer_a_solution(answer: str) -> None:
+    assert opinion(answer)["has_solution"] is True
+
+
+def test_times_of_day_are_not_specifics() -> None:
+    found = opinion(
+        "从 09:05 到 14:05:30，QueryInternalDocs 显示 order-service 504。",
+        query="order-service 504",
+    )
+
+    assert found["hallucination_risk"] is False
+
+
+def test_every_rationale_comes_from_a_template_it_can_be_matched_back_to() -> None:
+    answers = [
+        "",
+        "根因：连接池耗尽。\n1. 扩容\n2. 熔断",
+        "The root cause: db-7.prod at 10.1.1.1 answered 95% errors in 300ms on 8 GB, 12 pods",
+        "看起来还好。",
+        "```\nkubectl rollout restart deploy/order\n```",
+    ]
+    for answer in answers:
+        for tools in [(DOCS,), (FAILED_CALL,), ()]:
+            factors = HeuristicProvider().form(
+                OpinionSubject(query="order-service 504", answer=answer, tools=tools)
+            )
+            for factor in factors:
+                parts = rationale_parts(factor["rationale"])
+                assert parts is not None, factor
+                template, params = parts
+                assert template % params == factor["rationale"]

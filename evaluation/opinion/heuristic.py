@@ -23,7 +23,13 @@ few milliseconds. The rules, in the order of the factors:
   question or the tool facts (tool names, queries, error messages): an error code (found
   by caselibrary.error_codes), an IP address or host name (dotted, with a digit, a hyphen
   or two dots), a host:port, or a number of two or more digits or with a unit (95%,
-  300ms, 8 GB). Step numbers such as "1." are not specifics.
+  300ms, 8 GB). Step numbers such as "1." and times of day such as "09:05" are not
+  specifics.
+
+English markers match whole words only: "resolve" is a remedy, "AddressResolver" is not.
+
+A rationale is stored in English, made from one of the RATIONALES templates; pages show it
+in the operator's language by matching it back to its template (rationale_parts).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 from caselibrary.error_codes import find_error_codes
 from evaluation.opinion.base import (
@@ -48,16 +55,84 @@ FACT_TEXT_LIMIT = 4_000
 # How many specifics are checked against the facts (the first ones in the answer).
 SPECIFICS_LIMIT = 200
 
-VERSION = "1"
+# 2: English markers match whole words; times of day are not specifics.
+VERSION = "2"
 
+
+def gettext_noop(message: str) -> str:
+    """Marks a rationale template for the translation catalogue; it is translated where
+    it is shown, not here (no Django in this module)."""
+    return message
+
+
+# Every rationale the heuristic writes, as a template; the stored text is one of these
+# filled in. %(count)s is always a number.
+RATIONALES: tuple[str, ...] = (
+    BLANK := gettext_noop("the answer is blank"),
+    BLANK_NO_CLAIMS := gettext_noop("a blank answer makes no claims"),
+    CAUSE_NAMED := gettext_noop("names a cause: “%(quote)s”"),
+    NO_CAUSE := gettext_noop("no root-cause marker (根因/原因/root cause/caused by)"),
+    REMEDY := gettext_noop("offers a remedy: “%(quote)s”"),
+    STEPS := gettext_noop("gives %(count)s steps"),
+    NO_SOLUTION := gettext_noop("no solution marker (解决/步骤/solution/fix) nor steps"),
+    LIST_ITEMS := gettext_noop("%(count)s list items"),
+    COMMAND := gettext_noop("gives a command to run"),
+    NOT_ACTIONABLE := gettext_noop("fewer than two list items and no command"),
+    NAMES_TOOL := gettext_noop("names the tool %(tool)s"),
+    REPEATS_TERM := gettext_noop("repeats “%(term)s” from a %(tool)s query"),
+    REFERS := gettext_noop("refers to the evidence: “%(quote)s”"),
+    NO_CITATION := gettext_noop("names no tool and repeats nothing the tools were asked"),
+    NO_SUCCESS := gettext_noop("no tool call succeeded: nothing supports the answer's claims"),
+    NO_CALL := gettext_noop("no tool was called: nothing supports the answer's claims"),
+    UNSUPPORTED := gettext_noop("specifics no tool fact mentions: %(shown)s"),
+    UNSUPPORTED_MORE := gettext_noop(
+        "specifics no tool fact mentions: %(shown)s and %(more)s more"
+    ),
+    ALL_SUPPORTED := gettext_noop("every specific it asserts is in the question or tool facts"),
+)
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+@cache
+def _rationale_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    patterns = []
+    for template in RATIONALES:
+        pieces = _PLACEHOLDER.split(template)
+        regex = "".join(
+            re.escape(piece)
+            if n % 2 == 0
+            else (rf"(?P<{piece}>\d+)" if piece in {"count", "more"} else rf"(?P<{piece}>.+?)")
+            for n, piece in enumerate(pieces)
+        )
+        patterns.append((re.compile(regex, re.DOTALL), template))
+    # Longer templates first: "... %(shown)s and %(more)s more" before "... %(shown)s".
+    patterns.sort(key=lambda pair: len(pair[1]), reverse=True)
+    return tuple(patterns)
+
+
+def rationale_parts(rationale: str) -> tuple[str, dict[str, str]] | None:
+    """The template a stored rationale was made from and what filled it in; None for a
+    text this heuristic did not write (another provider's, or one cut short)."""
+    for pattern, template in _rationale_patterns():
+        match = pattern.fullmatch(rationale)
+        if match:
+            return template, match.groupdict()
+    return None
+
+
+# English words are matched whole (no letter on either side; a Chinese character next to
+# one is fine, unlike with \b): "Resolv" inside "AddressResolver" is no remedy.
 _ROOT_CAUSE = re.compile(
     r"根因|根本原因|原因(?:是|为|在于|[:：])|故障原因|问题原因|起因|导致|由于"
-    r"|root[\s-]?cause|caused\s+by|the\s+cause|because|due\s+to",
+    r"|(?<![a-z])(?:root[\s-]?causes?|caused\s+by|the\s+cause|because|due\s+to)(?![a-z])",
     re.IGNORECASE,
 )
 _SOLUTION = re.compile(
     r"解决|修复|处理(?:方案|方法|步骤|办法)|措施|建议|方案|步骤|规避"
-    r"|solution|\bfix|resolv|resolution|workaround|mitigat|remediat|recommend|\bsteps?\b",
+    r"|(?<![a-z])(?:solutions?|fix(?:e[sd]|ing)?|resolv(?:e[sd]?|ing)|resolution|workarounds?"
+    r"|mitigat(?:e[sd]?|ing|ion)|remediat(?:e[sd]?|ing|ion)|recommend(?:s|ed|ing|ation)?"
+    r"|steps?)(?![a-z])",
     re.IGNORECASE,
 )
 _LIST_ITEM = re.compile(
@@ -90,8 +165,12 @@ _NUMBER = (
     r"(?<![\w.])\d+(?:[.,]\d+)*"
     r"(?:\s?(?:%|ms|毫秒|秒|分钟|小时|[kmgt]i?b|[kmgt]\b|qps|rps|tps|个|台|次|条|核|倍))?"
 )
+# A time of day ("09:05", "14:05:30") says when, not what: read whole so that its digits
+# are not taken for numbers, and skipped.
+_TIME = r"(?<![\w.:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?![\w:])"
 _SPECIFIC = re.compile(
-    f"(?P<ip>{_IPV4})|(?P<dotted>{_DOTTED})|(?P<hostport>{_HOST_PORT})|(?P<number>{_NUMBER})",
+    f"(?P<time>{_TIME})|(?P<ip>{_IPV4})|(?P<dotted>{_DOTTED})|(?P<hostport>{_HOST_PORT})"
+    f"|(?P<number>{_NUMBER})",
     re.IGNORECASE,
 )
 _LEADING_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -160,7 +239,8 @@ def _clean(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
 
 
-def _factor(name: str, value: bool, rationale: str) -> OpinionFactor:
+def _factor(name: str, value: bool, template: str, **params: object) -> OpinionFactor:
+    rationale = template % params if params else template
     return {"name": name, "value": value, "rationale": rationale[:RATIONALE_MAX_CHARS]}
 
 
@@ -170,21 +250,20 @@ def _quote(text: str, limit: int = 40) -> str:
 
 
 def _blank_answer() -> list[OpinionFactor]:
-    why = "the answer is blank"
     return [
-        _factor("has_root_cause", False, why),
-        _factor("has_solution", False, why),
-        _factor("cites_evidence", False, why),
-        _factor("actionable_steps", False, why),
-        _factor("hallucination_risk", False, "a blank answer makes no claims"),
+        _factor("has_root_cause", False, BLANK),
+        _factor("has_solution", False, BLANK),
+        _factor("cites_evidence", False, BLANK),
+        _factor("actionable_steps", False, BLANK),
+        _factor("hallucination_risk", False, BLANK_NO_CLAIMS),
     ]
 
 
 def _root_cause(answer: str) -> OpinionFactor:
     found = _ROOT_CAUSE.search(answer)
     if found:
-        return _factor("has_root_cause", True, f"names a cause: “{_quote(found.group())}”")
-    return _factor("has_root_cause", False, "no root-cause marker (根因/原因/root cause/caused by)")
+        return _factor("has_root_cause", True, CAUSE_NAMED, quote=_quote(found.group()))
+    return _factor("has_root_cause", False, NO_CAUSE)
 
 
 def _steps(answer: str) -> tuple[int, bool]:
@@ -195,19 +274,19 @@ def _steps(answer: str) -> tuple[int, bool]:
 def _solution(answer: str, steps: tuple[int, bool]) -> OpinionFactor:
     found = _SOLUTION.search(answer)
     if found:
-        return _factor("has_solution", True, f"offers a remedy: “{_quote(found.group())}”")
+        return _factor("has_solution", True, REMEDY, quote=_quote(found.group()))
     if steps[0] >= 2:
-        return _factor("has_solution", True, f"gives {steps[0]} steps")
-    return _factor("has_solution", False, "no solution marker (解决/步骤/solution/fix) nor steps")
+        return _factor("has_solution", True, STEPS, count=steps[0])
+    return _factor("has_solution", False, NO_SOLUTION)
 
 
 def _actionable(steps: tuple[int, bool]) -> OpinionFactor:
     items, command = steps
     if items >= 2:
-        return _factor("actionable_steps", True, f"{items} list items")
+        return _factor("actionable_steps", True, LIST_ITEMS, count=items)
     if command:
-        return _factor("actionable_steps", True, "gives a command to run")
-    return _factor("actionable_steps", False, "fewer than two list items and no command")
+        return _factor("actionable_steps", True, COMMAND)
+    return _factor("actionable_steps", False, NOT_ACTIONABLE)
 
 
 def _tool_names(name: str) -> Iterator[str]:
@@ -237,7 +316,7 @@ def _cites(answer: str, question: str, tools: list[ToolFact]) -> OpinionFactor:
     for tool in tools:
         for name in _tool_names(tool.tool_name):
             if len(name) >= 3 and name in folded:
-                return _factor("cites_evidence", True, f"names the tool {tool.tool_name}")
+                return _factor("cites_evidence", True, NAMES_TOOL, tool=tool.tool_name)
     asked = question.casefold()
     for tool in tools:
         if not tool.succeeded:
@@ -245,18 +324,12 @@ def _cites(answer: str, question: str, tools: list[ToolFact]) -> OpinionFactor:
         for term in sorted(_terms(tool.query[:FACT_TEXT_LIMIT]), key=len, reverse=True):
             if len(term) >= 2 and term not in asked and term in folded:
                 return _factor(
-                    "cites_evidence",
-                    True,
-                    f"repeats “{_quote(term)}” from a {tool.tool_name} query",
+                    "cites_evidence", True, REPEATS_TERM, term=_quote(term), tool=tool.tool_name
                 )
     phrase = _EVIDENCE_PHRASE.search(answer)
     if phrase and any(tool.succeeded for tool in tools):
-        return _factor(
-            "cites_evidence", True, f"refers to the evidence: “{_quote(phrase.group())}”"
-        )
-    return _factor(
-        "cites_evidence", False, "names no tool and repeats nothing the tools were asked"
-    )
+        return _factor("cites_evidence", True, REFERS, quote=_quote(phrase.group()))
+    return _factor("cites_evidence", False, NO_CITATION)
 
 
 def _specifics(answer: str) -> Iterator[str]:
@@ -265,6 +338,8 @@ def _specifics(answer: str) -> Iterator[str]:
     for match in _SPECIFIC.finditer(answer):
         text = match.group()
         kind = match.lastgroup
+        if kind == "time":
+            continue
         if kind == "dotted":
             labels = text.split(":")[0].split(".")
             if not (
@@ -307,8 +382,7 @@ def _fact_text(question: str, tools: Iterable[ToolFact]) -> str:
 
 def _hallucination(answer: str, question: str, tools: list[ToolFact]) -> OpinionFactor:
     if not any(tool.succeeded for tool in tools):
-        why = "no tool call succeeded" if tools else "no tool was called"
-        return _factor("hallucination_risk", True, f"{why}: nothing supports the answer's claims")
+        return _factor("hallucination_risk", True, NO_SUCCESS if tools else NO_CALL)
     facts = _fact_text(question, tools)
     fact_codes = {code.casefold() for code in find_error_codes(facts)}
     unsupported: list[str] = []
@@ -319,10 +393,9 @@ def _hallucination(answer: str, question: str, tools: list[ToolFact]) -> Opinion
             unsupported.append(specific)
     if unsupported:
         shown = ", ".join(_quote(s, 30) for s in unsupported[:3])
-        more = f" and {len(unsupported) - 3} more" if len(unsupported) > 3 else ""
-        return _factor(
-            "hallucination_risk", True, f"specifics no tool fact mentions: {shown}{more}"
-        )
-    return _factor(
-        "hallucination_risk", False, "every specific it asserts is in the question or tool facts"
-    )
+        if len(unsupported) > 3:
+            return _factor(
+                "hallucination_risk", True, UNSUPPORTED_MORE, shown=shown, more=len(unsupported) - 3
+            )
+        return _factor("hallucination_risk", True, UNSUPPORTED, shown=shown)
+    return _factor("hallucination_risk", False, ALL_SUPPORTED)

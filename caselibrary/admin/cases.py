@@ -1,25 +1,34 @@
+"""The case library's admin: a fast list to curate from, and the case page."""
+
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.core.exceptions import ValidationError
 from django.db.models import F, QuerySet
 from django.http import HttpRequest
 from django.utils.formats import date_format
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import capfirst
 from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
-from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, FaultCategory
+from caselibrary import structuring
+from caselibrary.admin.filters import (
+    FaultCategoryFilter,
+    ReuseFilter,
+    SessionNowNotUsefulFilter,
+    StillGeneralFilter,
+    category_choices,
+)
+from caselibrary.admin.forms import CaseActionForm, CaseForm
+from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (
     case_draft_from_session,
-    fault_category_choices,
-    fault_category_in_use,
+    fault_category_taxonomy,
 )
 from caselibrary.services.cases import (
     EDITABLE_FIELDS,
@@ -34,95 +43,8 @@ from diagnosis.admin import session_change_url
 from diagnosis.models import Feedback
 
 BULK_BATCH = 1000
-
-
-def _category_choices(request: HttpRequest) -> list[tuple[str, str]]:
-    # The filter, the list's editable column and the action all offer the taxonomy:
-    # read it once per request, not once per row.
-    if not hasattr(request, "_fault_category_choices"):
-        request._fault_category_choices = fault_category_choices()
-    return request._fault_category_choices
-
-
-class FaultCategoryFilter(admin.SimpleListFilter):
-    title = _("fault category")
-    parameter_name = "fault_category"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return _category_choices(request)
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(fault_category=self.value()) if self.value() else queryset
-
-
-class StillGeneralFilter(admin.SimpleListFilter):
-    title = _("still GENERAL")
-    parameter_name = "still_general"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("yes", _("Yes: awaiting curation")), ("no", _("No: curated"))]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() == "yes":
-            return queryset.filter(fault_category=GENERAL_CATEGORY)
-        if self.value() == "no":
-            return queryset.exclude(fault_category=GENERAL_CATEGORY)
-        return queryset
-
-
-class SessionNowNotUsefulFilter(admin.SimpleListFilter):
-    """Cases made from a session whose user later changed their mind."""
-
-    title = _("its session is now not useful")
-    parameter_name = "session_not_useful"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("yes", _("Yes"))]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() == "yes":
-            return queryset.filter(diagnosis__feedback=Feedback.NOT_USEFUL)
-        return queryset
-
-
-class ReuseFilter(admin.SimpleListFilter):
-    """How cases fare once found: the stale ones (found often, rated not useful) first."""
-
-    title = _("reuse")
-    parameter_name = "reuse"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [
-            ("stale", _("Stale: found often, rated not useful")),
-            ("hit", _("Found at least once")),
-            ("never", _("Never found")),
-        ]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() == "stale":
-            return queryset.filter(reuse__stale=True)
-        if self.value() == "hit":
-            return queryset.filter(reuse__isnull=False)
-        if self.value() == "never":
-            return queryset.filter(reuse__isnull=True)
-        return queryset
-
-
-class CaseActionForm(ActionForm):
-    # The options are the request's taxonomy (set in changelist_view); the service
-    # checks the posted code.
-    fault_category = forms.CharField(label=_("category"), required=False, widget=forms.Select)
-
-
-class CaseForm(forms.ModelForm):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        field = self.fields.get("fault_category")
-        current = self.instance.fault_category
-        if field is not None and current not in dict(field.choices):
-            # A code from before the taxonomy (or one since removed) is shown as it is,
-            # so that saving something else does not silently change it.
-            field.choices = [*field.choices, (current, current)]
+# The source in a word, for the narrow list column (the filter has the long labels).
+SOURCE_SHORT = {SourceType.AUTO: _("auto"), SourceType.MANUAL: _("manual")}
 
 
 @admin.register(CaseLibrary)
@@ -130,18 +52,9 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
     form = CaseForm
     action_form = CaseActionForm
     list_per_page = 50
-    list_display = (
-        "title",
-        "fault_category",
-        "error_code",
-        "source_type",
-        "session_column",
-        "hits_column",
-        "useful_rate_column",
-        "last_hit_column",
-        "updated_by",
-        "updated_at",
-    )
+    # Fits a 1366-pixel screen beside the navigation and the filters: the source, its
+    # session and the last change share one column, the reuse figures another.
+    list_display = ("title", "fault_category", "error_code", "source_column", "reuse_column")
     list_display_links = ("title",)
     list_editable = ("fault_category", "error_code")
     list_filter = (
@@ -189,14 +102,24 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
                 "root_cause",
                 "solution",
             ]
+        # Read-only, a text that is both root cause and solution is shown once; an editor
+        # gets both fields, the solution empty while it is the same text (CaseForm).
+        shared = obj.solution.strip() == obj.root_cause.strip()
+        text = (
+            ["root_cause"]
+            if shared and not self.has_change_permission(request, obj)
+            else [
+                "root_cause",
+                "solution",
+            ]
+        )
         return [
             "session_column",
             "source_type",
             "title",
             "fault_category",
             "error_code",
-            "root_cause",
-            "solution",
+            *text,
             "created_by",
             "created_at",
             "updated_by",
@@ -224,7 +147,7 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "fault_category":
             return forms.ChoiceField(
-                label=capfirst(db_field.verbose_name), choices=_category_choices(request)
+                label=capfirst(db_field.verbose_name), choices=category_choices(request)
             )
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
@@ -234,7 +157,7 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
         if action_form is not None:
             action_form.fields["fault_category"].widget.choices = [
                 ("", "---------"),
-                *_category_choices(request),
+                *category_choices(request),
             ]
         return response
 
@@ -242,18 +165,30 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
         return super().get_changelist_form(request, form=CaseForm, **kwargs)
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
-        initial = super().get_changeform_initial_data(request)
+        # A new case is GENERAL until curated, as every automatic case starts; made from
+        # a session, it starts with what the structuring proposes for that text.
+        initial = {"fault_category": GENERAL_CATEGORY}
+        initial.update(super().get_changeform_initial_data(request))
         session_id = request.GET.get("from_session")
         draft = case_draft_from_session(session_id=session_id) if session_id else None
         if draft:
             initial.update(draft)
+            proposal = structuring.propose(
+                query=draft["title"],
+                answer=draft["root_cause"],
+                taxonomy=fault_category_taxonomy(),
+                default_category=GENERAL_CATEGORY,
+            )
+            initial["fault_category"] = proposal.fault_category
+            if proposal.error_code:
+                initial.setdefault("error_code", proposal.error_code)
         return initial
 
     def save_model(self, request: HttpRequest, obj: CaseLibrary, form: Any, change: bool) -> None:
         operator = request.user.get_username()
         data = form.cleaned_data
         if change:
-            changes = {name: data[name] for name in form.changed_data if name in EDITABLE_FIELDS}
+            changes = form.changes(EDITABLE_FIELDS)
             if changes:
                 case_update(case=obj, updated_by=operator, **changes)
             return
@@ -292,6 +227,39 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
                 '{} <span class="feedback-not_useful">{}</span>', link, _("now not useful")
             )
         return link
+
+    @admin.display(description=_("source and last change"), ordering="-updated_at")
+    def source_column(self, obj: CaseLibrary) -> SafeString:
+        # Three short lines in one narrow column: where the case came from (its session,
+        # cut to the column with the whole id in its title), and who changed it last.
+        return format_html(
+            '{} <span class="case-session" title="{}">{}</span><br>'
+            '<span class="quiet"><span class="case-who" title="{}">{}</span>, {}</span>',
+            SOURCE_SHORT.get(obj.source_type, obj.source_type),
+            obj.diagnosis_id or "",
+            self.session_column(obj),
+            obj.updated_by,
+            obj.updated_by,
+            date_format(localtime(obj.updated_at), "SHORT_DATE_FORMAT"),
+        )
+
+    @admin.display(description=_("reuse"), ordering="reuse__l0_hits")
+    def reuse_column(self, obj: CaseLibrary) -> SafeString:
+        hits = (_reuse(obj, "l0_hits") or 0) + (_reuse(obj, "l1_hits") or 0)
+        lines = [
+            format_html(ngettext("{} hit", "{} hits", hits), self.hits_column(obj)),
+            self.useful_rate_column(obj),
+        ]
+        last = _reuse(obj, "last_hit_at")
+        if last:
+            lines.append(
+                format_html(
+                    '<span class="quiet" title="{}">{}</span>',
+                    _("last hit"),
+                    date_format(localtime(last), "SHORT_DATE_FORMAT"),
+                )
+            )
+        return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines))
 
     @admin.display(description=_("hits"), ordering="reuse__l0_hits")
     def hits_column(self, obj: CaseLibrary) -> SafeString | str:
@@ -364,27 +332,3 @@ def _reuse(obj: CaseLibrary, name: str) -> Any:
         return getattr(obj.reuse, name)
     except CaseReuse.DoesNotExist:
         return None
-
-
-@admin.register(FaultCategory)
-class FaultCategoryAdmin(admin.ModelAdmin):
-    list_display = ("code", "name", "description", "keywords")
-    search_fields = ("code", "name", "keywords")
-    actions = None
-
-    def get_readonly_fields(self, request: HttpRequest, obj: FaultCategory | None = None) -> tuple:
-        # Cases refer to the code: it is fixed once made.
-        return ("code",) if obj is not None else ()
-
-    def has_delete_permission(self, request: HttpRequest, obj: FaultCategory | None = None) -> bool:
-        if obj is not None and fault_category_in_use(code=obj.code):
-            return False
-        return super().has_delete_permission(request, obj)
-
-    def save_model(self, request: HttpRequest, obj: FaultCategory, form: Any, change: bool) -> None:
-        fault_category_save(
-            code=obj.code, name=obj.name, description=obj.description, keywords=obj.keywords
-        )
-
-    def delete_model(self, request: HttpRequest, obj: FaultCategory) -> None:
-        fault_category_delete(code=obj.code)

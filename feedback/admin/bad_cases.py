@@ -1,3 +1,5 @@
+"""The bad-case work queue: sessions users found not useful, and their review."""
+
 from typing import Any
 
 from django import forms
@@ -22,13 +24,13 @@ from diagnosis.admin import (
     session_change_url,
 )
 from diagnosis.selectors import session_invocations
-from feedback.models import BadCase, BadCaseReview, ReviewState, UsefulWithoutEvidence
+from feedback.admin.evidence import EvidenceTablesMixin
+from feedback.models import BadCase, BadCaseReview, ReviewState
 from feedback.selectors import (
     CONFIDENT_MIN_SCORE,
     OPEN_REVIEW_STATES,
     REVIEW_STATE,
     sessions_confident_but_wrong,
-    sessions_useful_without_evidence,
 )
 from feedback.services import bad_case_review_save, bad_cases_mark
 
@@ -113,7 +115,7 @@ class BadCaseReviewForm(forms.ModelForm):
 
 
 @admin.register(BadCase)
-class BadCaseAdmin(SessionAdminBase):
+class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
     """The work queue of sessions users found not useful."""
 
     form = BadCaseReviewForm
@@ -197,7 +199,7 @@ class BadCaseAdmin(SessionAdminBase):
 
     @admin.display(description=_("evidence score"))
     def score_column(self, obj: BadCase) -> SafeString:
-        badge = score_badge(obj.score)
+        badge = score_badge(obj.score, status=obj.status)
         if obj.score is not None and obj.score >= CONFIDENT_MIN_SCORE:
             return format_html(
                 '{} <span class="confident-but-wrong">{}</span>', badge, _("confident but wrong")
@@ -346,26 +348,3 @@ class BadCaseAdmin(SessionAdminBase):
             % {"count": count, "state": ReviewState(state).label},
             messages.SUCCESS,
         )
-
-
-@admin.register(UsefulWithoutEvidence)
-class UsefulWithoutEvidenceAdmin(SessionAdminBase):
-    """Useful answers scored below 40: what the agent knew that its tools did not find.
-    Read-only; open a session to make a case or a doc from it."""
-
-    list_display = ("session_id", "query_excerpt", "score_column", "feedback_at", "created_at")
-    list_filter = (("created_at", admin.DateFieldListFilter),)
-    readonly_fields = ("session_id",)
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return sessions_useful_without_evidence(super().get_queryset(request))
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return obj is None and super().has_change_permission(request)
-
-    def get_list_display_links(self, request: HttpRequest, list_display: Any) -> None:
-        return None
-
-    @admin.display(description=_("session id"), ordering="session_id")
-    def session_id(self, obj: UsefulWithoutEvidence) -> SafeString:
-        return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)

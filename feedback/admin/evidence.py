@@ -1,0 +1,119 @@
+"""The evidence tables of a session's page (rule factors, opinion), in the operator's
+language. Shared by the session and bad-case admins."""
+
+from typing import Any
+
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from diagnosis.models import DiagnosisSession
+from evaluation.factor_labels import factor_label
+from evaluation.opinion.base import SOURCE_HEURISTIC
+from evaluation.opinion.heuristic import rationale_parts
+
+
+def shown_rationale(rationale: str, *, source: str) -> str:
+    """A stored opinion rationale in the active language.
+
+    The heuristic stores its rationales in English, made from templates that the
+    catalogue translates; any other text (a model's own words) is shown as written.
+    """
+    if source != SOURCE_HEURISTIC:
+        return rationale
+    parts = rationale_parts(rationale)
+    if parts is None:
+        return rationale
+    template, params = parts
+    return gettext(template) % params if params else gettext(template)
+
+
+def _factor_name(name: str) -> SafeString:
+    # The label in the active language; the stored name stays at hand for those who
+    # grep logs or the API for it.
+    return format_html('<span class="factor-name" title="{}">{}</span>', name, factor_label(name))
+
+
+def _yes_no(value: Any) -> str:
+    if value is True:
+        return str(_("yes"))
+    if value is False:
+        return str(_("no"))
+    return ""
+
+
+def _signed(delta: Any) -> str:
+    if isinstance(delta, int) and delta > 0:
+        return f"+{delta}"
+    if isinstance(delta, int) and delta < 0:
+        return f"−{-delta}"
+    return str(delta if delta is not None else "")
+
+
+class EvidenceTablesMixin:
+    """Detail fields `factors_table` and `opinion_table` for a session admin."""
+
+    @admin.display(description=_("scored factors"))
+    def factors_table(self, obj: DiagnosisSession) -> SafeString:
+        factors = [
+            f for f in (obj.self_evaluation or {}).get("factors") or [] if isinstance(f, dict)
+        ]
+        if not factors:
+            return format_html("<em>{}</em>", _("not scored yet"))
+        # The description is the stored record (Chinese by contract), shown as stored.
+        rows = format_html_join(
+            "",
+            '<tr><td>{}</td><td class="delta">{}</td><td>{}</td></tr>',
+            (
+                (
+                    _factor_name(str(f.get("name", ""))),
+                    _signed(f.get("delta")),
+                    f.get("description", ""),
+                )
+                for f in factors
+            ),
+        )
+        return format_html(
+            '<table class="factors"><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead>'
+            "<tbody>{}</tbody></table>",
+            _("factor"),
+            _("delta"),
+            _("description"),
+            rows,
+        )
+
+    @admin.display(description=_("opinion"))
+    def opinion_table(self, obj: DiagnosisSession) -> SafeString:
+        """The opinion's factors (self_evaluation.llm_opinion) beside the rule factors."""
+        opinion = (obj.self_evaluation or {}).get("llm_opinion")
+        if not isinstance(opinion, dict):
+            return format_html("<em>{}</em>", _("no opinion yet"))
+        source = str(opinion.get("source", ""))
+        factors = [f for f in opinion.get("factors") or [] if isinstance(f, dict)]
+        rows = format_html_join(
+            "",
+            '<tr><td>{}</td><td class="opinion-value">{}</td><td>{}</td></tr>',
+            (
+                (
+                    _factor_name(str(f.get("name", ""))),
+                    _yes_no(f.get("value")),
+                    shown_rationale(str(f.get("rationale", "")), source=source),
+                )
+                for f in factors
+            ),
+        )
+        return format_html(
+            '<table class="factors opinion"><caption>{} · {} · {} {} · {}</caption>'
+            "<thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{}</tbody></table>",
+            source,
+            opinion.get("model", ""),
+            _("version"),
+            opinion.get("version", ""),
+            opinion.get("created_at", ""),
+            _("factor"),
+            _("value"),
+            _("rationale"),
+            rows,
+        )

@@ -1,0 +1,243 @@
+"""The sessions' admin. Registered here, in the app that may import every other one: the
+page shows the session's case and case-library searches (caselibrary) and the scoring
+factors by name (evaluation). Rescoring goes to the evaluation app's task by its name."""
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from config.queue import enqueue_on_commit
+from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, ToolInvocationInline
+from diagnosis.models import DiagnosisSession, SessionStatus
+from feedback.admin.evidence import EvidenceTablesMixin
+
+# Rescoring more than this from a web request belongs to `manage.py rescore`.
+RESCORE_LIMIT = 5_000
+RESCORE_TASK = "evaluation.tasks.sessions_rescore"
+RESCORE_BATCH = 500
+
+
+def case_of(session: DiagnosisSession) -> Any:
+    """The case made from the session, if any (the reverse of the case's session key)."""
+    try:
+        return session.case
+    except ObjectDoesNotExist:
+        return None
+
+
+def can_become_a_case(session: DiagnosisSession) -> bool:
+    """Only a finished session with an answer has the text a case is made of."""
+    return session.status != SessionStatus.RUNNING and bool((session.answer or "").strip())
+
+
+@admin.register(DiagnosisSession)
+class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
+    list_display = (
+        "session_id",
+        "query_excerpt",
+        "status",
+        "feedback",
+        "score_column",
+        "created_at",
+    )
+    list_filter = (
+        "status",
+        "feedback",
+        EvidenceScoreBandFilter,
+        ("created_at", admin.DateFieldListFilter),
+    )
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "session_id",
+                    "user_id",
+                    "status",
+                    "feedback",
+                    "created_at",
+                    "finished_at",
+                    "feedback_at",
+                    "case_link",
+                )
+            },
+        ),
+        (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
+        (
+            _("Evidence"),
+            {"fields": ("score_detail", "factors_table", "opinion_table", "case_searches_table")},
+        ),
+    )
+    readonly_fields = (
+        "session_id",
+        "user_id",
+        "status",
+        "feedback",
+        "created_at",
+        "finished_at",
+        "feedback_at",
+        "case_link",
+        "query_text",
+        "answer_text",
+        "score_detail",
+        "factors_table",
+        "opinion_table",
+        "case_searches_table",
+    )
+    inlines = (ToolInvocationInline,)
+    actions = ("rescore", "create_case")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Allowed on the list (so the actions show), never on one session: the detail
+        # page is read-only. Sessions change through the API and the actions' services.
+        return obj is None and super().has_change_permission(request)
+
+    def has_create_case_permission(self, request: HttpRequest) -> bool:
+        return self._can_create_case(request.user)
+
+    @admin.display(description=_("case"))
+    def case_link(self, obj: DiagnosisSession) -> SafeString:
+        case = case_of(obj)
+        if case is not None:
+            url = reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
+            return format_html('<a href="{}">{}</a>', url, _("open the case"))
+        if not getattr(obj, "can_create_case", False) or not can_become_a_case(obj):
+            return format_html("<em>{}</em>", _("none"))
+        url = reverse("admin:caselibrary_caselibrary_add")
+        return format_html(
+            '<a href="{}?{}">{}</a>',
+            url,
+            urlencode({"from_session": obj.session_id}),
+            _("create a case from this session"),
+        )
+
+    @admin.display(description=_("case-library searches"))
+    def case_searches_table(self, obj: DiagnosisSession) -> SafeString:
+        searches = list(obj.case_searches.order_by("id"))
+        if not searches:
+            return format_html("<em>{}</em>", _("none"))
+        repeats = sum(search.is_repeat for search in searches)
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    search.query,
+                    search.match_level,
+                    search.hit_count,
+                    _("repeat") if search.is_repeat else "",
+                )
+                for search in searches
+            ),
+        )
+        return format_html(
+            '<p id="duplicate-recalls">{}</p><table class="factors"><thead><tr><th>{}</th>'
+            "<th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{}</tbody></table>",
+            ngettext("%(count)d duplicate recall", "%(count)d duplicate recalls", repeats)
+            % {"count": repeats},
+            _("query"),
+            _("match level"),
+            _("hits"),
+            _("repeated recall"),
+            rows,
+        )
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            # Display methods see only the object, and the "create a case" link is only
+            # for those who may use it.
+            obj.can_create_case = self._can_create_case(request.user)
+        return obj
+
+    @staticmethod
+    def _can_create_case(user: Any) -> bool:
+        return bool(user and user.has_perm("caselibrary.add_caselibrary"))
+
+    @admin.action(
+        description=_("Rescore the evidence of the selected sessions"), permissions=["change"]
+    )
+    def rescore(self, request: HttpRequest, queryset: QuerySet) -> None:
+        selected = list(queryset.values_list("session_id", "status")[: RESCORE_LIMIT + 1])
+        if len(selected) > RESCORE_LIMIT:
+            self.message_user(
+                request,
+                _(
+                    "More than %(limit)d sessions selected: narrow the selection, or run "
+                    "`manage.py rescore` for a backfill."
+                )
+                % {"limit": RESCORE_LIMIT},
+                messages.WARNING,
+            )
+            return
+        finished = [sid for sid, status in selected if status != SessionStatus.RUNNING]
+        # The scoring runs on the workers, after this request commits.
+        for start in range(0, len(finished), RESCORE_BATCH):
+            enqueue_on_commit(RESCORE_TASK, finished[start : start + RESCORE_BATCH])
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d session queued for rescoring.",
+                "%(count)d sessions queued for rescoring.",
+                len(finished),
+            )
+            % {"count": len(finished)},
+            messages.SUCCESS,
+        )
+        still_running = len(selected) - len(finished)
+        if still_running:
+            self.message_user(
+                request,
+                ngettext(
+                    "%(count)d session is still running and was left alone.",
+                    "%(count)d sessions are still running and were left alone.",
+                    still_running,
+                )
+                % {"count": still_running},
+                messages.WARNING,
+            )
+
+    @admin.action(
+        description=_("Create a case from the selected session"), permissions=["create_case"]
+    )
+    def create_case(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        sessions = list(queryset.only("session_id", "status", "answer")[:2])
+        if len(sessions) != 1:
+            self.message_user(
+                request, _("Select exactly one session to create a case from."), messages.WARNING
+            )
+            return None
+        session = sessions[0]
+        case = case_of(session)
+        if case is not None:
+            self.message_user(
+                request,
+                _("Session %(session)s already has a case: here it is.")
+                % {"session": session.session_id},
+                messages.INFO,
+            )
+            return HttpResponseRedirect(
+                reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
+            )
+        if not can_become_a_case(session):
+            self.message_user(
+                request,
+                _(
+                    "Session %(session)s has no answer to make a case of: only finished "
+                    "sessions with an answer become cases."
+                )
+                % {"session": session.session_id},
+                messages.WARNING,
+            )
+            return None
+        url = reverse("admin:caselibrary_caselibrary_add")
+        return HttpResponseRedirect(f"{url}?{urlencode({'from_session': session.session_id})}")
