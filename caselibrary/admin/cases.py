@@ -37,7 +37,6 @@ from caselibrary.services.cases import (
     cases_delete,
     cases_set_category,
 )
-from caselibrary.services.categories import fault_category_delete, fault_category_save
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin import session_change_url
 from diagnosis.models import Feedback

@@ -9,7 +9,7 @@ from caselibrary.models import FaultCategory
 from caselibrary.selectors import (
     fault_category_in_use,
 )
-from caselibrary.services import (
+from caselibrary.services.categories import (
     fault_category_delete,
     fault_category_save,
 )
