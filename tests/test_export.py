@@ -5,7 +5,7 @@ import io
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from caselibrary.models import CaseReuse
 from tests.factories import BadCaseReviewFactory, CaseLibraryFactory, DiagnosisSessionFactory
@@ -108,3 +108,47 @@ def test_an_export_needs_the_view_permission_and_a_known_name(staff_client, admi
     assert staff_client.get("/admin/export/cases.csv").status_code == 403
     assert admin_client.get("/admin/export/sessions.csv").status_code == 404
     assert admin_client.get("/admin/export/cases.xml").status_code == 404
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example","点我")', "+1+1", "-2+3", "@SUM(A1:A9)"]
+
+
+@pytest.mark.parametrize("title", [*FORMULAS, "\tTAB", "\rCR"])
+def test_a_title_a_spreadsheet_would_run_as_a_formula_is_exported_as_text_in_csv(
+    capsys, title: str
+) -> None:
+    CaseLibraryFactory(title=title, error_code="-1")
+
+    call_command("export", "cases")
+    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+
+    assert row["title"] == "'" + title
+    assert row["error_code"] == "'-1"
+
+
+def test_json_lines_keep_such_a_title_as_it_is(capsys) -> None:
+    CaseLibraryFactory(title=FORMULAS[0])
+
+    call_command("export", "cases", "--format", "jsonl")
+
+    assert json.loads(capsys.readouterr().out)["title"] == FORMULAS[0]
+
+
+def test_the_admin_csv_export_escapes_formulas_too(admin_client) -> None:
+    DiagnosisSessionFactory(not_useful=True, session_id="formula", query="=1+2")
+
+    response = admin_client.get("/admin/export/bad_cases.csv")
+
+    (row,) = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
+    assert row["query"] == "'=1+2"
+    assert row["session_id"] == "formula"
+
+
+def test_an_unwritable_output_is_one_clear_error_and_writes_nothing(tmp_path) -> None:
+    CaseLibraryFactory()
+    target = tmp_path / "no-such-dir" / "cases.csv"
+
+    with pytest.raises(CommandError, match="No such file or directory"):
+        call_command("export", "cases", "--output", str(target))
+
+    assert not target.parent.exists()
