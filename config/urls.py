@@ -29,6 +29,7 @@ urlpatterns = [
         name="admin-export",
     ),
     path("admin/", admin.site.urls),
+    path("", include("evaluation.health")),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include(router.urls)),
