@@ -3,12 +3,13 @@
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
+from diagnosis.management.commands._base import ServiceCommand
 from feedback.exports import EXPORTS, FORMATS, export_lines, export_querysets, export_rows
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Write every case (`cases`) or every bad case with its factors and review state "
         "(`bad_cases`) as CSV or JSON Lines, read a few thousand rows at a time."
