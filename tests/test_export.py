@@ -3,12 +3,15 @@
 import csv
 import io
 import json
+import subprocess
+import sys
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from caselibrary.models import CaseReuse
 from tests.factories import BadCaseReviewFactory, CaseLibraryFactory, DiagnosisSessionFactory
+from tests.processes import ROOT, child_env
 
 pytestmark = pytest.mark.django_db
 
@@ -152,3 +155,24 @@ def test_an_unwritable_output_is_one_clear_error_and_writes_nothing(tmp_path) ->
         call_command("export", "cases", "--output", str(target))
 
     assert not target.parent.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_an_export_piped_into_a_reader_that_stops_early_ends_quietly() -> None:
+    # Well over what a pipe buffers, so the export is still writing when the reader stops.
+    CaseLibraryFactory.create_batch(40, root_cause="连接池耗尽。" * 400)
+
+    export = subprocess.Popen(
+        [sys.executable, "manage.py", "export", "cases"],
+        cwd=ROOT,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    export.stdout.read(100)  # `| head -c 100`
+    export.stdout.close()
+    stderr = export.stderr.read().decode()
+
+    assert export.wait(timeout=60) == 0
+    assert stderr == ""

@@ -1,5 +1,6 @@
 """Export the case library or the bad cases as CSV or JSON Lines, in primary-key batches."""
 
+import os
 import sys
 from typing import Any
 
@@ -26,8 +27,14 @@ class Command(ServiceCommand):
         export = EXPORTS[what]
         lines = export_lines(export, export_rows(export, export_querysets()[what]), format)
         if output is None:
-            for line in lines:
-                sys.stdout.write(line)
+            try:
+                for line in lines:
+                    sys.stdout.write(line)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                # The reader has had enough (`export cases | head`): not an error. Standard
+                # output goes to /dev/null so the interpreter's final flush stays quiet.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return
         with open(output, "w", encoding="utf-8", newline="") as out:
             for line in lines:
