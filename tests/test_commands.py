@@ -2,7 +2,6 @@
 stderr naming the problem, a non-zero exit, never a traceback."""
 
 import io
-import os
 import socket
 import subprocess
 import sys
@@ -158,9 +157,3 @@ def test_a_wrong_argument_on_the_command_line_is_one_line_and_exit_status_2() ->
 
     assert result.returncode == 2
     assert_one_line_failure(result, "--since", "not a day", "--help")
-
-
-def test_the_tests_run_commands_with_a_secret_key_and_without_debug() -> None:
-    # What the subprocess tests above take for granted about their environment.
-    assert os.environ.get("SECRET_KEY")
-    assert os.environ.get("DEBUG") in (None, "", "0")
