@@ -65,8 +65,9 @@ def test_the_development_commands_refuse_to_run_without_debug(settings, command)
         run(command)
 
 
-def test_devserver_refuses_a_port_in_use_before_starting_anything(settings) -> None:
+def test_devserver_refuses_a_port_in_use_before_starting_anything(settings, tmp_path) -> None:
     settings.DEBUG = True
+    settings.VAR_DIR = tmp_path
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
