@@ -53,13 +53,15 @@ define venv
 	fi
 endef
 
+# Quiet set-up, then devserver: the web server in this terminal, the worker's log in
+# var/log/worker.log, and last of all the admin login (a fresh password each run).
 run:
 	$(call venv,$(RUN_EXTRAS))
 	@export DEBUG=$${DEBUG:-1}; \
-	$(PY) manage.py migrate --noinput && \
+	echo "Migrating the database and loading the demo data ..."; \
+	$(PY) manage.py migrate --noinput --verbosity 0 && \
 	$(PY) manage.py load_demo_data && \
-	$(PY) manage.py ensure_admin && \
-	exec $(PY) manage.py devserver $(HOST):$(PORT)
+	exec $(PY) manage.py devserver $(HOST):$(PORT) --admin admin
 
 test:
 	$(call venv,$(TEST_EXTRAS))

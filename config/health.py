@@ -1,21 +1,23 @@
 """/healthz and /readyz for load balancers and orchestrators.
 
-Answered by a middleware at the top of the stack, before anything validates the Host
-header or redirects to HTTPS: probes come from inside the network, by IP, over HTTP.
+The probes are ordinary URL routes (config/urls.py), answered early: the middleware below
+sits at the top of the stack and hands them to their views before anything validates the
+Host header or redirects to HTTPS, because probes come from inside the network, by IP,
+over HTTP. The checks every deployment has (database, migrations) live here; an app adds
+its own (the task worker's heartbeat is evaluation's) through `readiness(extra=...)`.
 """
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
-from django.db.models import Max
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils import timezone
+from django.urls import Resolver404, resolve
 
 logger = logging.getLogger(__name__)
+
+PROBE_PATHS = ("/healthz", "/readyz")
 
 _migrations_applied = False
 
@@ -40,37 +42,40 @@ def _migrations() -> str:
     return "ok"
 
 
-def _worker() -> str:
-    from evaluation.models import WorkerHeartbeat
-
-    max_age = settings.READYZ_WORKER_MAX_AGE
-    if not max_age:
-        return "not checked"
-    newest = WorkerHeartbeat.objects.aggregate(newest=Max("beat_at"))["newest"]
-    if newest is None:
-        return "no heartbeat yet"
-    age = timezone.now() - newest
-    if age > timedelta(seconds=max_age):
-        return f"last heartbeat {int(age.total_seconds())}s ago"
-    return "ok"
-
-
-def readiness() -> tuple[bool, dict[str, str]]:
+def readiness(*, extra: dict[str, Callable[[], str]]) -> tuple[bool, dict[str, str]]:
+    """The database, the migrations and each `extra` check: "ok" (or "not checked") each,
+    or what is wrong."""
     checks: dict[str, str] = {}
     try:
         checks["database"] = _database()
     except DatabaseError as exc:
         logger.warning("readiness: database unreachable: %s", exc.__class__.__name__)
-        return False, {"database": "unreachable", "migrations": "unknown", "worker": "unknown"}
+        return False, {"database": "unreachable", "migrations": "unknown"} | dict.fromkeys(
+            extra, "unknown"
+        )
     try:
         checks["migrations"] = _migrations()
-        checks["worker"] = _worker()
+        for name, check in extra.items():
+            checks[name] = check()
     except DatabaseError as exc:
         logger.warning("readiness: check failed: %s", exc.__class__.__name__)
-        checks.setdefault("migrations", "unknown")
-        checks.setdefault("worker", "unknown")
+        for name in ("migrations", *extra):
+            checks.setdefault(name, "unknown")
     ready = all(value in ("ok", "not checked") for value in checks.values())
     return ready, checks
+
+
+def readiness_response(*, extra: dict[str, Callable[[], str]]) -> JsonResponse:
+    ready, checks = readiness(extra=extra)
+    return JsonResponse(
+        {"status": "ready" if ready else "not ready", "checks": checks},
+        status=200 if ready else 503,
+    )
+
+
+def healthz_view(request: HttpRequest) -> JsonResponse:
+    """Liveness: the process answers. Touches nothing else."""
+    return JsonResponse({"status": "ok"})
 
 
 class HealthCheckMiddleware:
@@ -78,12 +83,10 @@ class HealthCheckMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path == "/healthz":
-            return JsonResponse({"status": "ok"})
-        if request.path == "/readyz":
-            ready, checks = readiness()
-            return JsonResponse(
-                {"status": "ready" if ready else "not ready", "checks": checks},
-                status=200 if ready else 503,
-            )
+        if request.path in PROBE_PATHS:
+            try:
+                match = resolve(request.path_info)
+            except Resolver404:
+                return self.get_response(request)
+            return match.func(request, *match.args, **match.kwargs)
         return self.get_response(request)

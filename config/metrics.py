@@ -5,7 +5,9 @@ middleware); the queue's depth and the age of its oldest waiting task are read f
 broker at scrape time. Under gunicorn (several worker processes) and beside `qcluster`
 workers, set PROMETHEUS_MULTIPROC_DIR to a directory every process of the machine shares
 (emptied before the service starts): each process writes its samples there and the scrape
-adds them up. `config/gunicorn.conf.py` marks a dead worker's files so its gauges go.
+adds them up. `config/gunicorn.conf.py` marks a dead worker's files so its gauges go;
+`manage.py devserver` (what `make run` starts) empties VAR_DIR/prometheus and hands it to
+its web server and worker.
 
 Labels are bounded: the URL route's name (never the raw path), the HTTP method and status,
 the session status, the feedback value, the case source, the match level.

@@ -31,6 +31,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # The language switcher in the admin header posts to set_language here.
     path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("evaluation.health")),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include(router.urls)),

@@ -2,7 +2,8 @@
 
 Rows are read in primary-key batches (keyset, never OFFSET) and written out batch by
 batch, so a million rows never sit in memory: the admin streams them to the browser, the
-`export` command to a file or standard output. The same columns either way.
+`export` command to a file or standard output. The same columns either way; in CSV, a
+text cell that a spreadsheet would take for a formula starts with a single quote.
 """
 
 from __future__ import annotations
@@ -157,9 +158,19 @@ def _plain(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (or, for tab and
+# carriage return, strips them and then may): a case title such as `=HYPERLINK(...)`
+# would run when an operator opens the export.
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_value(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    return _plain(value)
+    value = _plain(value)
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        # A leading single quote makes the cell text; JSON Lines keeps the value as it is.
+        return "'" + value
+    return value

@@ -1,9 +1,26 @@
+import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 CHROMIUM = "/usr/bin/chromium"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Nothing the suite runs may write into the checkout (its live case index, the
+    # worker's log, metrics files): this process and every server, worker or command a
+    # test starts (they inherit the environment) keep their files in one temporary
+    # directory, removed at the end.
+    var = Path(tempfile.mkdtemp(prefix="diagnosis-tests-"))
+    os.environ["VAR_DIR"] = str(var)
+    os.environ["CASE_INDEX_DIR"] = str(var / "case-index")
+    os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    settings.VAR_DIR = var
+    settings.CASE_INDEX_DIR = var / "case-index"
+    config.add_cleanup(lambda: shutil.rmtree(var, ignore_errors=True))
 
 
 def on_mysql() -> bool:

@@ -3,12 +3,15 @@
 import csv
 import io
 import json
+import subprocess
+import sys
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from caselibrary.models import CaseReuse
 from tests.factories import BadCaseReviewFactory, CaseLibraryFactory, DiagnosisSessionFactory
+from tests.processes import ROOT, child_env
 
 pytestmark = pytest.mark.django_db
 
@@ -108,3 +111,68 @@ def test_an_export_needs_the_view_permission_and_a_known_name(staff_client, admi
     assert staff_client.get("/admin/export/cases.csv").status_code == 403
     assert admin_client.get("/admin/export/sessions.csv").status_code == 404
     assert admin_client.get("/admin/export/cases.xml").status_code == 404
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example","点我")', "+1+1", "-2+3", "@SUM(A1:A9)"]
+
+
+@pytest.mark.parametrize("title", [*FORMULAS, "\tTAB", "\rCR"])
+def test_a_title_a_spreadsheet_would_run_as_a_formula_is_exported_as_text_in_csv(
+    capsys, title: str
+) -> None:
+    CaseLibraryFactory(title=title, error_code="-1")
+
+    call_command("export", "cases")
+    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+
+    assert row["title"] == "'" + title
+    assert row["error_code"] == "'-1"
+
+
+def test_json_lines_keep_such_a_title_as_it_is(capsys) -> None:
+    CaseLibraryFactory(title=FORMULAS[0])
+
+    call_command("export", "cases", "--format", "jsonl")
+
+    assert json.loads(capsys.readouterr().out)["title"] == FORMULAS[0]
+
+
+def test_the_admin_csv_export_escapes_formulas_too(admin_client) -> None:
+    DiagnosisSessionFactory(not_useful=True, session_id="formula", query="=1+2")
+
+    response = admin_client.get("/admin/export/bad_cases.csv")
+
+    (row,) = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
+    assert row["query"] == "'=1+2"
+    assert row["session_id"] == "formula"
+
+
+def test_an_unwritable_output_is_one_clear_error_and_writes_nothing(tmp_path) -> None:
+    CaseLibraryFactory()
+    target = tmp_path / "no-such-dir" / "cases.csv"
+
+    with pytest.raises(CommandError, match="No such file or directory"):
+        call_command("export", "cases", "--output", str(target))
+
+    assert not target.parent.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_an_export_piped_into_a_reader_that_stops_early_ends_quietly() -> None:
+    # Well over what a pipe buffers, so the export is still writing when the reader stops.
+    CaseLibraryFactory.create_batch(40, root_cause="连接池耗尽。" * 400)
+
+    export = subprocess.Popen(
+        [sys.executable, "manage.py", "export", "cases"],
+        cwd=ROOT,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    export.stdout.read(100)  # `| head -c 100`
+    export.stdout.close()
+    stderr = export.stderr.read().decode()
+
+    assert export.wait(timeout=60) == 0
+    assert stderr == ""

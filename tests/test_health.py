@@ -1,16 +1,19 @@
 """/healthz and /readyz, as a load balancer sees them."""
 
+import ast
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.migrations.loader import MigrationLoader
+from django.urls import resolve
 from django.utils import timezone
 from django_q.models import Schedule
 
 from config import health
 from evaluation.models import WorkerHeartbeat
 from evaluation.tasks import worker_heartbeat
+from tests.processes import ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +108,41 @@ def test_the_heartbeat_is_scheduled_every_minute() -> None:
         1,
         -1,
     )
+
+
+def test_an_unreachable_database_makes_readyz_not_ready_and_says_so(client, monkeypatch) -> None:
+    def unreachable() -> str:
+        raise DatabaseError("server has gone away")
+
+    monkeypatch.setattr(health, "_database", unreachable)
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"] == {
+        "database": "unreachable",
+        "migrations": "unknown",
+        "worker": "unknown",
+    }
+
+
+def test_the_probes_are_routes_of_the_project(client) -> None:
+    assert resolve("/healthz").url_name == "healthz"
+    assert resolve("/readyz").url_name == "readyz"
+
+
+def test_the_lowest_layer_imports_no_app_for_its_probes() -> None:
+    source = (ROOT / "config" / "health.py").read_text(encoding="utf-8")
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    ]
+
+    assert imported, "config/health.py imports nothing? the walk is broken"
+    assert not [
+        name
+        for name in imported
+        if name and name.split(".")[0] in {"diagnosis", "evaluation", "caselibrary", "feedback"}
+    ]

@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -252,3 +253,30 @@ def test_the_dashboard_and_the_alerts_only_use_metrics_the_service_exports(clien
     assert all(
         rule["alert"] and rule["annotations"]["summary"] for rule in alerts["groups"][0]["rules"]
     )
+
+
+def test_devserver_starts_the_web_and_worker_on_an_emptied_metrics_directory(
+    settings, monkeypatch
+) -> None:
+    from diagnosis.management.commands.devserver import _fresh_metrics_dir
+
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    earlier = Path(settings.VAR_DIR) / "prometheus"
+    earlier.mkdir(parents=True, exist_ok=True)
+    (earlier / "counter_4242.db").write_bytes(b"an earlier run's samples")
+
+    directory = _fresh_metrics_dir()
+
+    assert directory == earlier
+    assert list(directory.iterdir()) == []
+
+
+def test_a_configured_metrics_directory_loses_only_its_sample_files(tmp_path, monkeypatch) -> None:
+    from diagnosis.management.commands.devserver import _fresh_metrics_dir
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    (tmp_path / "histogram_77.db").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("someone else's")
+
+    assert _fresh_metrics_dir() == tmp_path
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

@@ -142,3 +142,44 @@ def test_the_service_refuses_to_start_without_a_secret_key_in_production() -> No
     )
     assert result.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_the_suite_keeps_the_case_index_and_run_files_outside_the_checkout(settings) -> None:
+    for directory in (settings.VAR_DIR, settings.CASE_INDEX_DIR):
+        assert not Path(directory).resolve().is_relative_to(ROOT), directory
+
+
+@pytest.mark.slow
+def test_processes_the_suite_starts_keep_their_files_outside_the_checkout() -> None:
+    from tests.processes import child_env
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "-c",
+            "from django.conf import settings; print(settings.VAR_DIR); "
+            "print(settings.CASE_INDEX_DIR)",
+        ],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    var_dir, index_dir = result.stdout.splitlines()[-2:]
+    assert not Path(var_dir).resolve().is_relative_to(ROOT)
+    assert not Path(index_dir).resolve().is_relative_to(ROOT)
+    assert Path(index_dir).resolve().is_relative_to(Path(var_dir).resolve())
+
+
+def test_the_case_index_lives_under_the_run_directory_by_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("CASE_INDEX_DIR", raising=False)
+    values = load_settings(monkeypatch, DEBUG="1", VAR_DIR=str(tmp_path))
+
+    assert values["CASE_INDEX_DIR"] == tmp_path / "case-index"

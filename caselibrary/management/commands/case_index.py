@@ -3,13 +3,14 @@
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from caselibrary.selectors import case_index_status
 from caselibrary.services.index import case_index_build
+from diagnosis.management.commands._base import ServiceCommand
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Build the case-search index from the case library (a task does this after every "
         "change; run it on a machine whose index directory is not shared, or after a restore)."

@@ -2,13 +2,14 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from caselibrary.selectors import case_findability
 from caselibrary.services.index import case_index_record_findability
+from diagnosis.management.commands._base import ServiceCommand
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Search each case's own title and error code and report the share found as an exact "
         "(L0) hit and among the top 3. The admin overview shows the latest figure."

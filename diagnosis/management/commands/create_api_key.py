@@ -2,12 +2,15 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import CommandError
 
+from diagnosis.management.commands._base import ServiceCommand
 from diagnosis.models import ApiKey, ApiKeyScope
 
+NAME_MAX_LENGTH = ApiKey._meta.get_field("name").max_length
 
-class Command(BaseCommand):
+
+class Command(ServiceCommand):
     help = "Create an API key (printed once, stored hashed)."
 
     def add_arguments(self, parser: Any) -> None:
@@ -20,7 +23,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, name: str, scope: str, **options: Any) -> None:
-        api_key, key = ApiKey.objects.create_key(name=name[:50], scope=scope)
+        name = name.strip()
+        if not name:
+            raise CommandError("Give the key a name: who uses it, e.g. 'diagnosis-agent-prod'.")
+        if len(name) > NAME_MAX_LENGTH:
+            # Cut short, two keys could end up with the same name: refuse instead.
+            raise CommandError(f"The name is {len(name)} characters; at most {NAME_MAX_LENGTH}.")
+        api_key, key = ApiKey.objects.create_key(name=name, scope=scope)
         self.stderr.write(
             f"Created API key {api_key.prefix}… ({scope}) for {api_key.name!r}. "
             "Store it now: it cannot be shown again."

@@ -2,16 +2,18 @@
 
 import sys
 import time
+from argparse import ArgumentTypeError
 from datetime import date, datetime, timedelta
 from datetime import time as clock
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db.models import Q, TextField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from tqdm import tqdm
 
+from diagnosis.management.commands._base import ServiceCommand
 from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import sessions_scored_before, sessions_unscored
 from evaluation.rules import RULES_VERSION
@@ -25,7 +27,7 @@ from evaluation.services import (
 )
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Score SUCCESS/FAILED sessions with the current rules, in batches (one aggregate "
         "query and a few UPDATEs per batch). Safe to interrupt and run again. With "
@@ -146,7 +148,9 @@ def _day(value: str) -> date:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise CommandError(f"not a day (YYYY-MM-DD): {value!r}") from None
+        # argparse turns this into the command's usual one-line error (a CommandError
+        # raised while arguments are parsed would escape as a traceback).
+        raise ArgumentTypeError(f"not a day (YYYY-MM-DD): {value!r}") from None
 
 
 def _selection(  # type: ignore[no-untyped-def]

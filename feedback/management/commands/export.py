@@ -1,14 +1,16 @@
 """Export the case library or the bad cases as CSV or JSON Lines, in primary-key batches."""
 
+import os
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
+from diagnosis.management.commands._base import ServiceCommand
 from feedback.exports import EXPORTS, FORMATS, export_lines, export_querysets, export_rows
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Write every case (`cases`) or every bad case with its factors and review state "
         "(`bad_cases`) as CSV or JSON Lines, read a few thousand rows at a time."
@@ -25,8 +27,14 @@ class Command(BaseCommand):
         export = EXPORTS[what]
         lines = export_lines(export, export_rows(export, export_querysets()[what]), format)
         if output is None:
-            for line in lines:
-                sys.stdout.write(line)
+            try:
+                for line in lines:
+                    sys.stdout.write(line)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                # The reader has had enough (`export cases | head`): not an error. Standard
+                # output goes to /dev/null so the interpreter's final flush stays quiet.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return
         with open(output, "w", encoding="utf-8", newline="") as out:
             for line in lines:
