@@ -134,11 +134,6 @@ def _found(matches: list[CaseMatch]) -> CasesFound:
     return CasesFound(match_level=level, matches=matches)
 
 
-def session_duplicate_recalls(*, session_id: str) -> int:
-    """How many of the session's case searches repeated an earlier one (ISS-001)."""
-    return CaseSearch.objects.filter(session_id=session_id, repeat_of__isnull=False).count()
-
-
 def session_case_searches(*, session_id: str) -> QuerySet[CaseSearch]:
     return CaseSearch.objects.filter(session_id=session_id).order_by("id")
 

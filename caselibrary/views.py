@@ -14,8 +14,8 @@ from caselibrary.services.search import case_search
 from config.api import NewestFirstCursorPagination, PageParameters, validated
 from config.logging import tag_request
 from config.openapi import error_responses
-from config.viewsets import ApiViewSet
 from diagnosis.models import ApiPermission
+from diagnosis.viewsets import ApiViewSet
 
 
 class CasePagination(NewestFirstCursorPagination):

@@ -6,11 +6,13 @@ Error bodies of the ingest and read endpoints look like
 """
 
 import logging
+from functools import cache
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, serializers, status
+from rest_framework.fields import empty
 from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -105,6 +107,106 @@ def validated(serializer_class: type[serializers.Serializer], data: object) -> d
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def plainly_valid(serializer_class: type[serializers.Serializer], data: object) -> dict | None:
+    """What `serializer_class(data=data).validated_data` would be, for data it accepts as
+    it is; None for anything else, which the caller then hands to the serializer itself
+    (for its exact errors, or an acceptance after normalising).
+
+    The rules stay where they are declared, once: the serializer's fields (type, length,
+    range, choices, null, blank, default and the fields' own validators) and its
+    `validate()`. This reads them without DRF's machinery around them, which costs more
+    than the work of the hot paths that use it (in process: a batch of 100 tool
+    invocations 4.9 ms through the serializer, 1.25 ms here; a feedback body 0.11 ms
+    against 0.006 ms).
+    """
+    if not isinstance(data, dict):
+        return None
+    fields, serializer = _plain_fields(serializer_class)
+    if fields is None:
+        return None
+    if issubclass(serializer_class, StrictInputSerializer) and not data.keys() <= fields.keys():
+        return None
+    attrs: dict[str, Any] = {}
+    for name, field in fields.items():
+        if name not in data:
+            if field.required:
+                return None
+            if field.default is not empty:
+                attrs[name] = field.get_default()
+            continue
+        value = data[name]
+        if value is None:
+            if not field.allow_null:
+                return None
+            attrs[name] = None
+        elif not _plain_value(field, value):
+            return None
+        else:
+            attrs[name] = value
+    try:
+        return serializer.validate(attrs)
+    except serializers.ValidationError:
+        return None
+
+
+def plainly_valid_many(
+    serializer_class: type[serializers.Serializer], items: list
+) -> list[dict] | None:
+    """`plainly_valid` for every item of a list; None unless all of them are."""
+    out = []
+    for item in items:
+        attrs = plainly_valid(serializer_class, item)
+        if attrs is None:
+            return None
+        out.append(attrs)
+    return out
+
+
+@cache
+def _plain_fields(
+    serializer_class: type[serializers.Serializer],
+) -> tuple[dict[str, serializers.Field] | None, serializers.Serializer]:
+    """The serializer's fields, if each is of a kind `_plain_value` knows and none has a
+    `validate_<field>` method of the serializer's own."""
+    serializer = serializer_class()
+    fields = dict(serializer.fields)
+    known = all(
+        isinstance(
+            field, serializers.CharField | serializers.IntegerField | serializers.ChoiceField
+        )
+        and not field.read_only
+        and not field.source_attrs[:-1]
+        and field.source == name
+        and not hasattr(serializer, f"validate_{name}")
+        for name, field in fields.items()
+    )
+    return (fields if known else None), serializer
+
+
+def _plain_value(field: serializers.Field, value: object) -> bool:
+    """`value` is what the field would return for it, and its validators accept it."""
+    if isinstance(field, serializers.ChoiceField):
+        return type(value) is str and value in field.choices
+    if isinstance(field, serializers.IntegerField):
+        if type(value) is not int:
+            return False
+    elif isinstance(field, serializers.CharField):
+        if type(value) is not str:
+            return False
+        if value == "" or (field.trim_whitespace and value != value.strip()):
+            return False  # blank or trimmed: the field decides
+        try:
+            value.encode("utf-8")  # no unpaired surrogates
+        except UnicodeEncodeError:
+            return False
+    try:
+        for validator in field.validators:
+            validator(value)
+    except (serializers.ValidationError, DjangoValidationError):
+        return False
+    return True
 
 
 # --- Errors -----------------------------------------------------------------

@@ -12,8 +12,12 @@ def _is_api(request: HttpRequest) -> bool:
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _is_api(request):
-        return json_error(404, "not_found", "No such endpoint.")
+        return api_not_found(request)
     return defaults.page_not_found(request, exception)
+
+
+def api_not_found(request: HttpRequest) -> HttpResponse:
+    return json_error(404, "not_found", "No such endpoint.")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
@@ -35,6 +35,8 @@ urlpatterns = [
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include(router.urls)),
+    # Any other /api/ path: the API's JSON 404, also when DEBUG would show its own page.
+    re_path(r"^api/", errors.api_not_found),
 ]
 
 handler404 = errors.not_found

@@ -1,17 +1,18 @@
 """API-key authentication for every /api/ endpoint: `Authorization: Api-Key <key>`.
 
 Keys are checked with SHA-512 (a fast hash: they are high-entropy, not passwords). The
-key row is kept in process memory for API_KEY_CACHE_SECONDS, so a busy client costs
-no query per request. Saving or deleting a key (revoking it in the admin, say) drops it
-from the cache of the process that did it at once; other processes notice within
-API_KEY_CACHE_SECONDS. 0 turns the cache off.
+key row is kept in Django's cache for API_KEY_CACHE_SECONDS, so a busy client costs no
+query per request. Saving or deleting a key (revoking it in the admin, say) drops it from
+the cache: at once everywhere with the shared cache (REDIS_URL), and with the default
+per-process cache at once in the process that did it and within API_KEY_CACHE_SECONDS in
+the others. 0 turns the cache off.
 """
 
 import re
-import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from rest_framework import exceptions
@@ -81,25 +82,21 @@ class HasApiPermission(BasePermission):
         return request.auth.allows(required)
 
 
-# prefix -> (monotonic time it was read, the key). Only usable (not revoked) keys.
-_recent: dict[str, tuple[float, ApiKey]] = {}
+def _cache_key(prefix: str) -> str:
+    return f"api-key:{prefix}"
 
 
 def _usable_key(prefix: str) -> ApiKey | None:
-    ttl = settings.API_KEY_CACHE_SECONDS
-    now = time.monotonic()
-    cached = _recent.get(prefix)
-    if cached is not None and now - cached[0] < ttl:
-        return cached[1]
-    api_key = ApiKey.objects.get_usable_keys().filter(prefix=prefix).first()
+    """The usable (not revoked) key with this prefix; cached, a missing one is not."""
+    api_key = cache.get(_cache_key(prefix))
     if api_key is None:
-        _recent.pop(prefix, None)
-    elif ttl > 0:
-        _recent[prefix] = (now, api_key)
+        api_key = ApiKey.objects.get_usable_keys().filter(prefix=prefix).first()
+        if api_key is not None and settings.API_KEY_CACHE_SECONDS > 0:
+            cache.set(_cache_key(prefix), api_key, settings.API_KEY_CACHE_SECONDS)
     return api_key
 
 
 @receiver(post_save, sender=ApiKey)
 @receiver(post_delete, sender=ApiKey)
 def _forget_key(sender: type, instance: ApiKey, **kwargs: object) -> None:
-    _recent.pop(instance.prefix, None)
+    cache.delete(_cache_key(instance.prefix))

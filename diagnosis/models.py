@@ -1,4 +1,3 @@
-from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -140,13 +139,6 @@ class ToolInvocation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
-
-    def clean(self) -> None:
-        problem = match_level_problem(
-            status=self.status, kind=self.kind, match_level=self.match_level
-        )
-        if problem:
-            raise ValidationError({"match_level": problem})
 
 
 def match_level_problem(*, status: str, kind: str, match_level: str | None) -> str | None:

@@ -16,7 +16,7 @@ from django.db.models import (
 )
 from django.utils.translation import gettext_lazy as _
 
-from diagnosis.models import DiagnosisSession, ToolInvocation
+from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 from diagnosis.services import SessionNotFound
 
 
@@ -109,7 +109,8 @@ def sessions_in_score_band(
     queryset: QuerySet[DiagnosisSession], *, band: str
 ) -> QuerySet[DiagnosisSession]:
     if band == ScoreBand.PENDING:
-        return sessions_unscored(queryset)
+        # Awaiting a score: a FAILED session is not scored unless someone asks for it.
+        return sessions_unscored(queryset).exclude(status=SessionStatus.FAILED)
     if band not in SCORE_BAND_BOUNDS:
         raise ValueError(f"unknown score band {band!r}")
     low, high = SCORE_BAND_BOUNDS[band]
@@ -130,6 +131,12 @@ def session_get(*, session_id: str) -> DiagnosisSession:
         return _with_case_id(DiagnosisSession.objects.all()).get(session_id=session_id)
     except DiagnosisSession.DoesNotExist:
         raise SessionNotFound(session_id) from None
+
+
+def session_duplicate_recalls(*, session: DiagnosisSession) -> int:
+    """How many of the session's case searches repeated an earlier one (through the
+    relation the case library's searches keep to their session)."""
+    return session.case_searches.filter(repeat_of__isnull=False).count()
 
 
 def session_invocations(*, session_id: str) -> QuerySet[ToolInvocation]:

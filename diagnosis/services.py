@@ -19,12 +19,8 @@ from config.api import Conflict, NotFound
 from config.queue import enqueue_on_commit
 from diagnosis.models import (
     DiagnosisSession,
-    InvocationStatus,
-    MatchLevel,
     SessionStatus,
     ToolInvocation,
-    ToolKind,
-    match_level_problem,
 )
 
 logger = logging.getLogger(__name__)
@@ -102,12 +98,6 @@ def invocations_record(
     session take turns, so overlapping retries store each fact once.
     """
     rows = [_invocation(session_id, data) for data in invocations]
-    if not rows:
-        raise ValidationError({"invocations": "Send at least one tool invocation."})
-    if len(rows) > MAX_INVOCATIONS_PER_BATCH:
-        raise ValidationError(
-            {"invocations": f"At most {MAX_INVOCATIONS_PER_BATCH} tool invocations per request."}
-        )
     with transaction.atomic():
         session = _lock_session(session_id, fields=("id", "session_id", "status"))
         if session.status != SessionStatus.RUNNING:
@@ -181,70 +171,6 @@ def _lock_session(session_id: str, fields: Iterable[str] | None = None) -> Diagn
         raise SessionNotFound(session_id) from None
 
 
-_INVOCATION_FIELDS = frozenset(
-    {
-        "invocation_id",
-        "tool_name",
-        "kind",
-        "status",
-        "match_level",
-        "hit_count",
-        "query",
-        "error_message",
-        "duration_ms",
-    }
-)
-
-
-_KINDS = frozenset(ToolKind.values)
-_STATUSES = frozenset(InvocationStatus.values)
-_MATCH_LEVELS = frozenset(MatchLevel.values)
-_INT_MAX = 2_147_483_647  # MySQL INT
-
-
 def _invocation(session_id: str, data: Mapping[str, Any]) -> ToolInvocation:
-    unknown = set(data) - _INVOCATION_FIELDS
-    if unknown:
-        raise ValidationError({name: "Unknown field." for name in sorted(unknown)})
-    row = ToolInvocation(session_id=session_id, **data)
-    if not _plainly_valid(row):
-        # The session is checked under the lock; the unique key by the dedup above.
-        row.full_clean(exclude=["session"], validate_unique=False, validate_constraints=False)
-    return row
-
-
-def _plainly_valid(row: ToolInvocation) -> bool:
-    """True for a row full_clean would accept as it is (exact types, known values).
-
-    full_clean costs more than storing the row, and agents send batches of hundreds; the
-    common, well-formed row is checked here in a few comparisons. Anything unusual
-    (another type, an out-of-range number, a NUL) goes through full_clean, which gives
-    the exact errors.
-    """
-    return (
-        type(row.tool_name) is str
-        and 0 < len(row.tool_name) <= 128
-        and (
-            row.invocation_id is None
-            or (type(row.invocation_id) is str and len(row.invocation_id) <= 64)
-        )
-        and (type(row.kind) is str or type(row.kind) is ToolKind)  # the field's default
-        and row.kind in _KINDS
-        and type(row.status) is str
-        and row.status in _STATUSES
-        and (
-            row.match_level is None
-            or (type(row.match_level) is str and row.match_level in _MATCH_LEVELS)
-        )
-        and match_level_problem(status=row.status, kind=row.kind, match_level=row.match_level)
-        is None
-        and type(row.hit_count) is int
-        and 0 <= row.hit_count <= _INT_MAX
-        and (
-            row.duration_ms is None
-            or (type(row.duration_ms) is int and 0 <= row.duration_ms <= _INT_MAX)
-        )
-        and (row.query is None or type(row.query) is str)
-        and (row.error_message is None or type(row.error_message) is str)
-        and "\x00" not in f"{row.tool_name}{row.invocation_id}{row.query}{row.error_message}"
-    )
+    # Validated at the edge (the ingest serializer); the service trusts its arguments.
+    return ToolInvocation(session_id=session_id, **data)

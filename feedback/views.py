@@ -9,35 +9,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from config.api import DomainError
+from config.api import DomainError, plainly_valid
 from config.logging import tag_request
 from config.openapi import error_responses
-from config.viewsets import ApiViewSet
 from diagnosis.models import SESSION_ID_REGEX, ApiPermission, Feedback
+from diagnosis.viewsets import ApiViewSet
 from feedback import services
 from feedback.serializers import FEEDBACK_RECORDED, FeedbackInput, FeedbackResponse, feedback_body
 from feedback.throttling import FeedbackKeyThrottle
 
 _SESSION_ID = re.compile(SESSION_ID_REGEX)
 _FEEDBACK_VALUES = frozenset(Feedback.values)
-
-
-def plain_feedback(data: dict) -> tuple[str, str] | None:
-    """(sessionId, feedback) of a body FeedbackInput would accept unchanged, else None.
-
-    The serializer costs more than the rest of the request; a well-formed body is
-    checked here in a few comparisons (tests/test_fast_paths.py holds the two equal).
-    """
-    session_id = data.get("sessionId")
-    feedback = data.get("feedback")
-    if (
-        type(session_id) is str
-        and _SESSION_ID.match(session_id)
-        and type(feedback) is str
-        and feedback in _FEEDBACK_VALUES
-    ):
-        return session_id, feedback
-    return None
 
 
 MESSAGES = {
@@ -110,8 +92,8 @@ class FeedbackViewSet(ApiViewSet):
     def create(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
             return Response(contract_error("not_a_json_object"), status=status.HTTP_400_BAD_REQUEST)
-        plain = plain_feedback(request.data)
-        if plain is None:
+        data = plainly_valid(FeedbackInput, request.data)
+        if data is None:
             # Not plainly valid: the serializer refuses it with the exact message (or
             # accepts it after all).
             serializer = FeedbackInput(data=request.data)
@@ -120,8 +102,8 @@ class FeedbackViewSet(ApiViewSet):
                     feedback_body(success=False, message=serializer.first_error()),
                     status=status.HTTP_400_BAD_REQUEST,
                 )
-            plain = serializer.validated_data["sessionId"], serializer.validated_data["feedback"]
-        session_id, feedback = plain
+            data = serializer.validated_data
+        session_id, feedback = data["sessionId"], data["feedback"]
         tag_request(session_id)
         result = services.feedback_submit(session_id=session_id, feedback=feedback)
         return Response(

@@ -42,28 +42,6 @@ def test_an_agent_in_process_records_a_whole_session() -> None:
     assert ToolInvocation.objects.filter(session_id="inproc").count() == 2
 
 
-@pytest.mark.parametrize(
-    ("invocation", "field"),
-    [
-        ({"tool_name": "t", "status": "MAYBE"}, "status"),
-        ({"tool_name": "t", "status": "FAILED", "match_level": "L0"}, "match_level"),
-        ({"tool_name": "t", "status": "SUCCESS", "hit_count": -1}, "hit_count"),
-        ({"tool_name": "t" * 129, "status": "SUCCESS"}, "tool_name"),
-        ({"tool_name": "t", "status": "SUCCESS", "matchLevel": "L0"}, "matchLevel"),
-    ],
-)
-def test_in_process_callers_get_the_same_validation(invocation, field) -> None:
-    services.session_start(session_id="v", query="q")
-
-    with pytest.raises(ValidationError) as error:
-        services.invocations_record(
-            session_id="v", invocations=[{"tool_name": "ok", "status": "SUCCESS"}, invocation]
-        )
-
-    assert field in error.value.message_dict
-    assert not ToolInvocation.objects.exists()
-
-
 @pytest.mark.parametrize("session_id", ["", "with space", "x" * 65, "semi;colon", "ünï"])
 def test_in_process_session_ids_follow_the_same_rule(session_id) -> None:
     with pytest.raises(ValidationError) as error:

@@ -1,16 +1,14 @@
-"""The hot paths' shortcuts accept nothing the full validation would refuse, and hand on
-exactly what it would. (Feedback and tool-invocation bodies that are plainly valid skip
-DRF's serializer and Django's full_clean, which cost more than storing the rows.)"""
+"""The hot paths' shortcut (`config.api.plainly_valid`, which reads a serializer's own
+fields and `validate()`) accepts nothing the serializer would refuse, and hands on exactly
+what it would. Feedback and tool-invocation bodies that are plainly valid skip DRF's
+machinery, which costs more than storing the rows."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnosis.models import ToolInvocation
+from config.api import plainly_valid, plainly_valid_many
 from diagnosis.serializers import ToolInvocationInput
-from diagnosis.services import _plainly_valid
-from diagnosis.views import _plain_invocations
 from feedback.serializers import FeedbackInput
-from feedback.views import plain_feedback
 
 odd_text = st.one_of(
     st.text(max_size=70),
@@ -69,31 +67,12 @@ invocation_items = st.dictionaries(
 @settings(max_examples=300, deadline=None)
 @given(item=invocation_items)
 def test_a_plainly_valid_invocation_is_exactly_what_the_serializer_returns(item) -> None:
-    plain = _plain_invocations([item])
+    plain = plainly_valid(ToolInvocationInput, item)
     if plain is None:
         return
     serializer = ToolInvocationInput(data=item)
     assert serializer.is_valid(), serializer.errors
-    assert plain == [ToolInvocationInput.to_service(serializer.validated_data)]
-
-
-@settings(max_examples=300, deadline=None)
-@given(item=invocation_items)
-def test_a_row_the_service_skips_checking_passes_full_clean(item) -> None:
-    fields = {
-        "invocation_id": item.get("invocationId"),
-        "tool_name": item.get("toolName"),
-        "kind": item.get("kind", "retrieval"),
-        "status": item.get("status"),
-        "match_level": item.get("matchLevel"),
-        "hit_count": item.get("hitCount", 0),
-        "query": item.get("query"),
-        "error_message": item.get("errorMessage"),
-        "duration_ms": item.get("durationMs"),
-    }
-    row = ToolInvocation(session_id="s", **fields)
-    if _plainly_valid(row):
-        row.full_clean(exclude=["session"], validate_unique=False, validate_constraints=False)
+    assert plain == serializer.validated_data
 
 
 WELL_FORMED = [
@@ -113,17 +92,21 @@ WELL_FORMED = [
 
 
 def test_well_formed_items_take_the_shortcut_with_or_without_a_kind() -> None:
-    plain = _plain_invocations(WELL_FORMED)
+    plain = plainly_valid_many(ToolInvocationInput, WELL_FORMED)
 
     assert plain is not None
     assert [item["kind"] for item in plain] == ["retrieval", "retrieval", "other", "retrieval"]
-    assert all(type(item["kind"]) is str for item in plain)
-    rows = [ToolInvocation(session_id="s", **item) for item in plain]
-    assert all(_plainly_valid(row) for row in rows)
 
 
-def test_a_row_left_to_the_field_default_kind_skips_full_clean() -> None:
-    assert _plainly_valid(ToolInvocation(session_id="s", tool_name="t", status="SUCCESS"))
+def test_an_item_the_serializer_would_refuse_or_normalise_is_left_to_it() -> None:
+    assert plainly_valid(ToolInvocationInput, {"toolName": " t", "status": "SUCCESS"}) is None
+    assert (
+        plainly_valid(
+            ToolInvocationInput, {"toolName": "t", "status": "FAILED", "matchLevel": "L0"}
+        )
+        is None
+    )
+    assert plainly_valid_many(ToolInvocationInput, [*WELL_FORMED, {"status": "SUCCESS"}]) is None
 
 
 feedback_bodies = st.fixed_dictionaries(
@@ -139,9 +122,9 @@ feedback_bodies = st.fixed_dictionaries(
 @settings(max_examples=300, deadline=None)
 @given(body=feedback_bodies)
 def test_a_plainly_valid_feedback_body_is_exactly_what_the_serializer_returns(body) -> None:
-    plain = plain_feedback(body)
+    plain = plainly_valid(FeedbackInput, body)
     if plain is None:
         return
     serializer = FeedbackInput(data=body)
     assert serializer.is_valid(), serializer.errors
-    assert plain == (serializer.validated_data["sessionId"], serializer.validated_data["feedback"])
+    assert plain == serializer.validated_data

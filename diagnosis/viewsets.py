@@ -1,8 +1,5 @@
-"""The base of every /api/ view set, shared by the apps that serve one.
-
-Kept apart from config/api.py, which has no app imports: this one needs the API-key
-authentication, which lives with the ApiKey model in diagnosis.
-"""
+"""The base of every /api/ view set, shared by the apps that serve one: it lives with
+the API keys it checks, in the lowest app that has views."""
 
 from typing import Any
 
