@@ -13,8 +13,8 @@ from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutpu
 from config.api import NewestFirstCursorPagination, PageParameters, validated
 from config.logging import tag_request
 from config.openapi import error_responses
-from config.viewsets import ApiViewSet
 from diagnosis.models import ApiPermission
+from diagnosis.viewsets import ApiViewSet
 
 
 class CasePagination(NewestFirstCursorPagination):

@@ -1,4 +1,3 @@
-from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -140,24 +139,6 @@ class ToolInvocation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} ({self.status})"
-
-    def clean(self) -> None:
-        problem = match_level_problem(
-            status=self.status, kind=self.kind, match_level=self.match_level
-        )
-        if problem:
-            raise ValidationError({"match_level": problem})
-
-
-def match_level_problem(*, status: str, kind: str, match_level: str | None) -> str | None:
-    """A match level is a fact about a successful retrieval; on anything else it is a lie."""
-    if match_level is None:
-        return None
-    if status != InvocationStatus.SUCCESS:
-        return "A failed call has no match level: leave matchLevel out or null."
-    if kind != ToolKind.RETRIEVAL:
-        return "Only retrieval calls have a match level: leave matchLevel out or null."
-    return None
 
 
 class ApiKeyScope(models.TextChoices):

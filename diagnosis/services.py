@@ -1,62 +1,48 @@
 """Writes for sessions and their tool-invocation facts.
 
-Agents reach these over the REST API (diagnosis/views.py) or call them in-process; both
-paths validate the same way (Django model validation) and behave identically.
+Agents reach these over the REST API (diagnosis/views.py) or call them in-process. The
+arguments are trusted as typed: the API validates its input once, at the edge
+(diagnosis/serializers.py), and in-process callers pass values of their own making.
 """
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 from uuid import uuid4
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config import metrics
-from config.api import Conflict, NotFound
-from diagnosis.models import (
-    DiagnosisSession,
-    InvocationStatus,
-    MatchLevel,
-    SessionStatus,
-    ToolInvocation,
-    ToolKind,
-    match_level_problem,
+from config.queue import enqueue_on_commit
+from diagnosis.exceptions import (
+    CompletionConflict,
+    SessionAlreadyExists,
+    SessionFinished,
+    SessionNotFound,
 )
-from evaluation.tasks import scoring_enqueue
+from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 
 logger = logging.getLogger(__name__)
 
-MAX_INVOCATIONS_PER_BATCH = 500
-FINAL_STATUSES = (SessionStatus.SUCCESS, SessionStatus.FAILED)
+# Scoring lives in a higher app: it is reached by the task's dotted name only.
+SCORING_TASK = "evaluation.tasks.session_score"
+SCORING_GROUP = "scoring"
 
 
-class SessionNotFound(NotFound):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f'Session "{session_id}" does not exist.')
+class InvocationFacts(TypedDict):
+    """One tool call's facts, as ToolInvocation's fields (the model's defaults fill gaps)."""
 
-
-class SessionAlreadyExists(Conflict):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f'Session "{session_id}" already exists.')
-
-
-class SessionFinished(Conflict):
-    def __init__(self, session: DiagnosisSession) -> None:
-        super().__init__(
-            f'Session "{session.session_id}" is already {session.status}: '
-            "no more tool invocations can be recorded."
-        )
-
-
-class CompletionConflict(Conflict):
-    def __init__(self, session: DiagnosisSession) -> None:
-        super().__init__(
-            f'Session "{session.session_id}" was already completed as {session.status} '
-            "with a different outcome; a session is completed once."
-        )
+    tool_name: str
+    status: str
+    invocation_id: NotRequired[str | None]
+    kind: NotRequired[str]
+    match_level: NotRequired[str | None]
+    hit_count: NotRequired[int]
+    query: NotRequired[str | None]
+    error_message: NotRequired[str | None]
+    duration_ms: NotRequired[int | None]
 
 
 @dataclass(frozen=True)
@@ -79,7 +65,6 @@ def session_start(
         user_id=user_id,
         status=SessionStatus.RUNNING,
     )
-    session.full_clean(validate_unique=False, validate_constraints=False)
     if DiagnosisSession.objects.filter(session_id=session.session_id).exists():
         raise SessionAlreadyExists(session.session_id)
     try:
@@ -93,7 +78,7 @@ def session_start(
 
 
 def invocations_record(
-    *, session_id: str, invocations: Iterable[Mapping[str, Any]]
+    *, session_id: str, invocations: Iterable[InvocationFacts]
 ) -> RecordedInvocations:
     """Store tool-invocation facts, all or nothing.
 
@@ -101,13 +86,7 @@ def invocations_record(
     repeat within the batch; the session row lock makes concurrent batches for one
     session take turns, so overlapping retries store each fact once.
     """
-    rows = [_invocation(session_id, data) for data in invocations]
-    if not rows:
-        raise ValidationError({"invocations": "Send at least one tool invocation."})
-    if len(rows) > MAX_INVOCATIONS_PER_BATCH:
-        raise ValidationError(
-            {"invocations": f"At most {MAX_INVOCATIONS_PER_BATCH} tool invocations per request."}
-        )
+    rows = [ToolInvocation(session_id=session_id, **facts) for facts in invocations]
     with transaction.atomic():
         session = _lock_session(session_id, fields=("id", "session_id", "status"))
         if session.status != SessionStatus.RUNNING:
@@ -146,12 +125,6 @@ def session_complete(
     completion is a no-op; a different one is a CompletionConflict. Scoring is
     enqueued after the commit of a completion to SUCCESS.
     """
-    if status not in FINAL_STATUSES:
-        raise ValidationError(
-            {"status": f'Unknown value "{status}". Allowed values: SUCCESS, FAILED.'}
-        )
-    if status == SessionStatus.SUCCESS and (answer is None or not answer.strip()):
-        raise ValidationError({"answer": "A SUCCESS completion needs the answer."})
     with transaction.atomic():
         session = _lock_session(session_id)
         if session.status != SessionStatus.RUNNING:
@@ -161,10 +134,9 @@ def session_complete(
         session.status = status
         session.answer = answer
         session.finished_at = timezone.now()
-        session.full_clean(validate_unique=False, validate_constraints=False)
         session.save(update_fields=["status", "answer", "finished_at", "updated_at"])
         if status == SessionStatus.SUCCESS:
-            scoring_enqueue(session_id=session_id)
+            enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
     metrics.session_completed(status)
     logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True
@@ -178,72 +150,3 @@ def _lock_session(session_id: str, fields: Iterable[str] | None = None) -> Diagn
         return queryset.get(session_id=session_id)
     except DiagnosisSession.DoesNotExist:
         raise SessionNotFound(session_id) from None
-
-
-_INVOCATION_FIELDS = frozenset(
-    {
-        "invocation_id",
-        "tool_name",
-        "kind",
-        "status",
-        "match_level",
-        "hit_count",
-        "query",
-        "error_message",
-        "duration_ms",
-    }
-)
-
-
-_KINDS = frozenset(ToolKind.values)
-_STATUSES = frozenset(InvocationStatus.values)
-_MATCH_LEVELS = frozenset(MatchLevel.values)
-_INT_MAX = 2_147_483_647  # MySQL INT
-
-
-def _invocation(session_id: str, data: Mapping[str, Any]) -> ToolInvocation:
-    unknown = set(data) - _INVOCATION_FIELDS
-    if unknown:
-        raise ValidationError({name: "Unknown field." for name in sorted(unknown)})
-    row = ToolInvocation(session_id=session_id, **data)
-    if not _plainly_valid(row):
-        # The session is checked under the lock; the unique key by the dedup above.
-        row.full_clean(exclude=["session"], validate_unique=False, validate_constraints=False)
-    return row
-
-
-def _plainly_valid(row: ToolInvocation) -> bool:
-    """True for a row full_clean would accept as it is (exact types, known values).
-
-    full_clean costs more than storing the row, and agents send batches of hundreds; the
-    common, well-formed row is checked here in a few comparisons. Anything unusual
-    (another type, an out-of-range number, a NUL) goes through full_clean, which gives
-    the exact errors.
-    """
-    return (
-        type(row.tool_name) is str
-        and 0 < len(row.tool_name) <= 128
-        and (
-            row.invocation_id is None
-            or (type(row.invocation_id) is str and len(row.invocation_id) <= 64)
-        )
-        and (type(row.kind) is str or type(row.kind) is ToolKind)  # the field's default
-        and row.kind in _KINDS
-        and type(row.status) is str
-        and row.status in _STATUSES
-        and (
-            row.match_level is None
-            or (type(row.match_level) is str and row.match_level in _MATCH_LEVELS)
-        )
-        and match_level_problem(status=row.status, kind=row.kind, match_level=row.match_level)
-        is None
-        and type(row.hit_count) is int
-        and 0 <= row.hit_count <= _INT_MAX
-        and (
-            row.duration_ms is None
-            or (type(row.duration_ms) is int and 0 <= row.duration_ms <= _INT_MAX)
-        )
-        and (row.query is None or type(row.query) is str)
-        and (row.error_message is None or type(row.error_message) is str)
-        and "\x00" not in f"{row.tool_name}{row.invocation_id}{row.query}{row.error_message}"
-    )

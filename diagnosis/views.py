@@ -1,7 +1,6 @@
 """Ingest and read API for sessions: thin views over diagnosis/services.py and selectors."""
 
 import re
-from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -15,21 +14,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from caselibrary.selectors import session_duplicate_recalls
 from config.api import NewestFirstCursorPagination, validated
 from config.openapi import error_responses
-from config.viewsets import ApiViewSet
 from diagnosis import selectors, services
-from diagnosis.models import (
-    SESSION_ID_REGEX,
-    ApiPermission,
-    InvocationStatus,
-    MatchLevel,
-    ToolKind,
-    match_level_problem,
-)
+from diagnosis.models import SESSION_ID_REGEX, ApiPermission
 from diagnosis.serializers import (
-    INT_MAX,
     SESSION_ID_HELP,
     RecordedInvocationsOutput,
     SessionCompleteInput,
@@ -38,7 +27,9 @@ from diagnosis.serializers import (
     SessionOutput,
     SessionStartInput,
     ToolInvocationInput,
+    tool_invocations_checked,
 )
+from diagnosis.viewsets import ApiViewSet
 
 _SESSION_ID = re.compile(SESSION_ID_REGEX)
 
@@ -122,7 +113,7 @@ class SessionViewSet(ApiViewSet):
     def retrieve(self, request: Request, sessionId: str) -> Response:
         session = selectors.session_get(session_id=checked_session_id(sessionId))
         session.invocations = list(selectors.session_invocations(session_id=session.session_id))
-        session.duplicate_recalls = session_duplicate_recalls(session_id=session.session_id)
+        session.duplicate_recalls = selectors.session_duplicate_recalls(session=session)
         return Response(SessionDetailOutput(session).data)
 
     @extend_schema(
@@ -145,27 +136,7 @@ class SessionViewSet(ApiViewSet):
     @action(detail=True, methods=["post"], url_path="tool-invocations")
     def tool_invocations(self, request: Request, sessionId: str) -> Response:
         session_id = checked_session_id(sessionId)
-        body = request.data
-        items = body if isinstance(body, list) else [body]
-        if not items:
-            raise serializers.ValidationError({"body": ["Send at least one tool invocation."]})
-        if len(items) > services.MAX_INVOCATIONS_PER_BATCH:
-            raise serializers.ValidationError(
-                {"body": [f"At most {services.MAX_INVOCATIONS_PER_BATCH} tool invocations."]}
-            )
-        if not all(isinstance(item, dict) for item in items):
-            raise serializers.ValidationError(
-                {"body": ["Expected a JSON object or a list of JSON objects."]}
-            )
-        invocations = _plain_invocations(items)
-        if invocations is None:
-            serializer = ToolInvocationInput(data=items, many=True)
-            if not serializer.is_valid():
-                errors = serializer.errors if isinstance(body, list) else serializer.errors[0]
-                raise serializers.ValidationError(errors)
-            invocations = [
-                ToolInvocationInput.to_service(item) for item in serializer.validated_data
-            ]
+        invocations = tool_invocations_checked(request.data)
         recorded = services.invocations_record(session_id=session_id, invocations=invocations)
         output = RecordedInvocationsOutput(
             {
@@ -197,80 +168,3 @@ class SessionViewSet(ApiViewSet):
             session_id=session_id, status=data["status"], answer=data.get("answer")
         )
         return Response(SessionOutput(selectors.session_get(session_id=session_id)).data)
-
-
-_INVOCATION_KEYS = frozenset(ToolInvocationInput().fields)
-_KINDS = frozenset(ToolKind.values)
-_OUTCOMES = frozenset(InvocationStatus.values)
-_LEVELS = frozenset(MatchLevel.values)
-
-
-def _plain_invocations(items: list[dict]) -> list[dict[str, Any]] | None:
-    """The service's arguments for a batch every item of which is plainly valid; None
-    when any item needs ToolInvocationInput (to be refused with its exact errors, or
-    normalised: trimmed strings and the like).
-
-    The serializer costs several times what storing the rows does, and agents send
-    batches of hundreds; a well-formed item is checked here in a few comparisons. What
-    passes is exactly what the serializer would return unchanged.
-    """
-    out = []
-    for item in items:
-        if not item.keys() <= _INVOCATION_KEYS:
-            return None
-        tool_name = item.get("toolName")
-        invocation_id = item.get("invocationId")
-        kind = item.get("kind", ToolKind.RETRIEVAL.value)  # the plain str, as JSON gives
-        status = item.get("status")
-        level = item.get("matchLevel")
-        hits = item.get("hitCount", 0)
-        duration = item.get("durationMs")
-        query = item.get("query")
-        error = item.get("errorMessage")
-        if not (
-            _plain_text(tool_name, 128, blank=False)
-            and (invocation_id is None or _plain_text(invocation_id, 64, blank=False))
-            and type(kind) is str
-            and kind in _KINDS
-            and type(status) is str
-            and status in _OUTCOMES
-            and (level is None or (type(level) is str and level in _LEVELS))
-            and match_level_problem(status=status, kind=kind, match_level=level) is None
-            and type(hits) is int
-            and 0 <= hits <= INT_MAX
-            and (duration is None or (type(duration) is int and 0 <= duration <= INT_MAX))
-            and (query is None or _plain_text(query))
-            and (error is None or _plain_text(error))
-        ):
-            return None
-        out.append(
-            {
-                "invocation_id": invocation_id,
-                "tool_name": tool_name,
-                "kind": kind,
-                "status": status,
-                "match_level": level,
-                "hit_count": hits,
-                "query": query,
-                "error_message": error,
-                "duration_ms": duration,
-            }
-        )
-    return out
-
-
-def _plain_text(value: object, max_length: int | None = None, *, blank: bool = True) -> bool:
-    """A string the serializer's CharField would keep as it is."""
-    if type(value) is not str:
-        return False
-    if max_length is not None and len(value) > max_length:
-        return False
-    if not value:
-        return blank
-    if value != value.strip() or "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")  # no unpaired surrogates
-    except UnicodeEncodeError:
-        return False
-    return True
