@@ -136,9 +136,9 @@ MESSAGES = {
     "server_error": "服务内部错误，已记录日志",
     "service_unavailable": "服务暂不可用，请稍后重试",
 }
-# Codes only DRF itself raises, always in English: their message comes from MESSAGES.
-# The others (authentication, permission, parsing) are raised by our code with a message
-# of its own, more precise than the generic one.
+# Codes only DRF itself raises, in English and with details of its own making. The others
+# (authentication, permission, parsing) come with our words, more precise than the table's,
+# unless DRF raised them with its default English detail.
 _DRF_WORDED = frozenset(
     {"not_found", "method_not_allowed", "not_acceptable", "unsupported_media_type", "throttled"}
 )
@@ -204,7 +204,9 @@ def api_error_of(exc: Exception) -> ApiError | None:
             exc.status_code, "invalid", MESSAGES["invalid"], flatten_errors(exc.detail), headers
         )
     code = exc.get_codes() if isinstance(exc.get_codes(), str) else "error"
-    message = MESSAGES[code] if code in _DRF_WORDED else str(exc.detail)
+    message = str(exc.detail)
+    if code in _DRF_WORDED or message == str(exc.default_detail):
+        message = MESSAGES.get(code, message)
     return ApiError(exc.status_code, code, message, headers=headers)
 
 

@@ -6,8 +6,10 @@ import re
 
 import pytest
 from django.test import RequestFactory
+from rest_framework import exceptions
 from rest_framework.test import APIClient
 
+from config.api import api_error_of
 from config.errors import server_error
 from tests.factories import DiagnosisSessionFactory
 
@@ -128,3 +130,13 @@ def test_the_schema_documents_the_error_shape_and_the_feedback_exception(api) ->
     assert {"success", "message", "code"} <= set(error["required"])
     feedback = schema["paths"]["/api/feedback"]["post"]
     assert "The contract fixes this endpoint's bodies" in feedback["description"]
+
+
+def test_drf_s_own_english_refusals_are_given_chinese_words() -> None:
+    error = api_error_of(exceptions.NotAuthenticated())
+
+    assert (error.status, error.code, error.message) == (
+        401,
+        "not_authenticated",
+        "缺少或无效的 API Key",
+    )
