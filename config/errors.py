@@ -13,7 +13,7 @@ def _is_api(request: HttpRequest) -> bool:
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _is_api(request):
-        return api_error(request, 404, "not_found", MESSAGES["not_found"])
+        return api_error(request, 404, "not_found", MESSAGES["no_such_endpoint"])
     return defaults.page_not_found(request, exception)
 
 
