@@ -27,7 +27,7 @@ from diagnosis.models import DiagnosisSession
 
 class CaseNotFound(NotFound):
     def __init__(self, case_id: str) -> None:
-        super().__init__(f'Case "{case_id}" does not exist.')
+        super().__init__(f'案例 "{case_id}" 不存在')
 
 
 def case_list() -> QuerySet[CaseLibrary]:

@@ -1,9 +1,10 @@
-"""Error pages: JSON under /api/, Django's usual pages elsewhere."""
+"""Error pages: JSON under /api/ (the API's one error shape), Django's usual pages elsewhere."""
 
 from django.http import HttpRequest, HttpResponse
 from django.views import defaults
 
-from config.api import json_error
+from config.api import MESSAGES
+from config.middleware import api_error
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -17,10 +18,12 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def api_not_found(request: HttpRequest) -> HttpResponse:
-    return json_error(404, "not_found", "No such endpoint.")
+    """Any /api/ path no endpoint serves; routed here so that DEBUG's own page never
+    answers the API."""
+    return api_error(request, 404, "not_found", MESSAGES["no_such_endpoint"])
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if _is_api(request):
-        return json_error(500, "server_error", "Internal error; it has been logged.")
+        return api_error(request, 500, "server_error", MESSAGES["server_error"])
     return defaults.server_error(request)

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from config.api import error_body
+from config.api import MESSAGES, error_body
 from config.logging import tag_request
 
 logger = logging.getLogger(__name__)
@@ -24,6 +24,7 @@ def register_error_shape(path: str, shape: Callable[[str, str], dict]) -> None:
 
 
 def api_error(request: HttpRequest, status: int, code: str, message: str) -> JsonResponse:
+    """An /api/ error answered outside DRF, in the body shape of the endpoint at its path."""
     shape = _ERROR_SHAPES.get(request.path, error_body)
     return JsonResponse(
         shape(code, message), status=status, json_dumps_params={"ensure_ascii": False}
@@ -61,7 +62,7 @@ class RequestBodyLimitMiddleware:
                     request,
                     413,
                     "payload_too_large",
-                    f"Request body is larger than {settings.API_MAX_BODY_BYTES} bytes.",
+                    f"{MESSAGES['payload_too_large']}（上限 {settings.API_MAX_BODY_BYTES} 字节）",
                 )
         return self.get_response(request)
 
@@ -84,10 +85,11 @@ class DatabaseUnavailableMiddleware:
             return None
         logger.error("database unavailable: %s", _describe(exception))
         _close_broken_connections()
-        message = "The database is unavailable; retry later."
         if request.path.startswith("/api/"):
-            response = api_error(request, 503, "service_unavailable", message)
+            code = "service_unavailable"
+            response = api_error(request, 503, code, MESSAGES[code])
         else:
+            message = "The database is unavailable; retry later."
             response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = "5"
         return response

@@ -24,7 +24,7 @@ class StrictJSONParser(JSONParser):
             text = stream.read().decode(encoding)
             return json.loads(text, parse_constant=_reject_constant)
         except RecursionError:
-            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+            raise exceptions.ParseError("请求体不是合法的 JSON：嵌套层数过深") from None
         except ValueError as exc:
             # UnicodeDecodeError is a ValueError too: invalid UTF-8 lands here.
-            raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+            raise exceptions.ParseError(f"请求体不是合法的 JSON：{exc}") from None

@@ -141,17 +141,6 @@ class ToolInvocation(models.Model):
         return f"{self.tool_name} ({self.status})"
 
 
-def match_level_problem(*, status: str, kind: str, match_level: str | None) -> str | None:
-    """A match level is a fact about a successful retrieval; on anything else it is a lie."""
-    if match_level is None:
-        return None
-    if status != InvocationStatus.SUCCESS:
-        return "A failed call has no match level: leave matchLevel out or null."
-    if kind != ToolKind.RETRIEVAL:
-        return "Only retrieval calls have a match level: leave matchLevel out or null."
-    return None
-
-
 class ApiKeyScope(models.TextChoices):
     """What a key may do. Agents ingest and read; a front end only sends feedback."""
 

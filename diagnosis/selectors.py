@@ -16,8 +16,8 @@ from django.db.models import (
 )
 from django.utils.translation import gettext_lazy as _
 
+from diagnosis.exceptions import SessionNotFound
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
-from diagnosis.services import SessionNotFound
 
 
 class JsonInteger(Func):
@@ -133,14 +133,15 @@ def session_get(*, session_id: str) -> DiagnosisSession:
         raise SessionNotFound(session_id) from None
 
 
-def session_duplicate_recalls(*, session: DiagnosisSession) -> int:
-    """How many of the session's case searches repeated an earlier one (through the
-    relation the case library's searches keep to their session)."""
-    return session.case_searches.filter(repeat_of__isnull=False).count()
-
-
 def session_invocations(*, session_id: str) -> QuerySet[ToolInvocation]:
     return ToolInvocation.objects.filter(session_id=session_id).order_by("id")
+
+
+def session_duplicate_recalls(*, session: DiagnosisSession) -> int:
+    """How many of the session's case-library searches repeated an earlier one (a
+    retrieval loop). The searches are the case library's rows; they are reached through
+    the session's reverse relation, which needs no import of that higher app."""
+    return session.case_searches.filter(repeat_of__isnull=False).count()
 
 
 def session_list(

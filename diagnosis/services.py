@@ -1,58 +1,48 @@
 """Writes for sessions and their tool-invocation facts.
 
-Agents reach these over the REST API (diagnosis/views.py) or call them in-process; both
-paths validate the same way (Django model validation) and behave identically.
+Agents reach these over the REST API (diagnosis/views.py) or call them in-process. The
+arguments are trusted as typed: the API validates its input once, at the edge
+(diagnosis/serializers.py), and in-process callers pass values of their own making.
 """
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 from uuid import uuid4
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config import metrics
-from config.api import Conflict, NotFound
 from config.queue import enqueue_on_commit
-from diagnosis.models import (
-    DiagnosisSession,
-    SessionStatus,
-    ToolInvocation,
+from diagnosis.exceptions import (
+    CompletionConflict,
+    SessionAlreadyExists,
+    SessionFinished,
+    SessionNotFound,
 )
+from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 
 logger = logging.getLogger(__name__)
 
-MAX_INVOCATIONS_PER_BATCH = 500
-FINAL_STATUSES = (SessionStatus.SUCCESS, SessionStatus.FAILED)
+# Scoring lives in a higher app: it is reached by the task's dotted name only.
+SCORING_TASK = "evaluation.tasks.session_score"
+SCORING_GROUP = "scoring"
 
 
-class SessionNotFound(NotFound):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f'Session "{session_id}" does not exist.')
+class InvocationFacts(TypedDict):
+    """One tool call's facts, as ToolInvocation's fields (the model's defaults fill gaps)."""
 
-
-class SessionAlreadyExists(Conflict):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f'Session "{session_id}" already exists.')
-
-
-class SessionFinished(Conflict):
-    def __init__(self, session: DiagnosisSession) -> None:
-        super().__init__(
-            f'Session "{session.session_id}" is already {session.status}: '
-            "no more tool invocations can be recorded."
-        )
-
-
-class CompletionConflict(Conflict):
-    def __init__(self, session: DiagnosisSession) -> None:
-        super().__init__(
-            f'Session "{session.session_id}" was already completed as {session.status} '
-            "with a different outcome; a session is completed once."
-        )
+    tool_name: str
+    status: str
+    invocation_id: NotRequired[str | None]
+    kind: NotRequired[str]
+    match_level: NotRequired[str | None]
+    hit_count: NotRequired[int]
+    query: NotRequired[str | None]
+    error_message: NotRequired[str | None]
+    duration_ms: NotRequired[int | None]
 
 
 @dataclass(frozen=True)
@@ -75,7 +65,6 @@ def session_start(
         user_id=user_id,
         status=SessionStatus.RUNNING,
     )
-    session.full_clean(validate_unique=False, validate_constraints=False)
     if DiagnosisSession.objects.filter(session_id=session.session_id).exists():
         raise SessionAlreadyExists(session.session_id)
     try:
@@ -89,7 +78,7 @@ def session_start(
 
 
 def invocations_record(
-    *, session_id: str, invocations: Iterable[Mapping[str, Any]]
+    *, session_id: str, invocations: Iterable[InvocationFacts]
 ) -> RecordedInvocations:
     """Store tool-invocation facts, all or nothing.
 
@@ -97,7 +86,7 @@ def invocations_record(
     repeat within the batch; the session row lock makes concurrent batches for one
     session take turns, so overlapping retries store each fact once.
     """
-    rows = [_invocation(session_id, data) for data in invocations]
+    rows = [ToolInvocation(session_id=session_id, **facts) for facts in invocations]
     with transaction.atomic():
         session = _lock_session(session_id, fields=("id", "session_id", "status"))
         if session.status != SessionStatus.RUNNING:
@@ -136,12 +125,6 @@ def session_complete(
     completion is a no-op; a different one is a CompletionConflict. Scoring is
     enqueued after the commit of a completion to SUCCESS.
     """
-    if status not in FINAL_STATUSES:
-        raise ValidationError(
-            {"status": f'Unknown value "{status}". Allowed values: SUCCESS, FAILED.'}
-        )
-    if status == SessionStatus.SUCCESS and (answer is None or not answer.strip()):
-        raise ValidationError({"answer": "A SUCCESS completion needs the answer."})
     with transaction.atomic():
         session = _lock_session(session_id)
         if session.status != SessionStatus.RUNNING:
@@ -151,11 +134,9 @@ def session_complete(
         session.status = status
         session.answer = answer
         session.finished_at = timezone.now()
-        session.full_clean(validate_unique=False, validate_constraints=False)
         session.save(update_fields=["status", "answer", "finished_at", "updated_at"])
         if status == SessionStatus.SUCCESS:
-            # By name: the scoring app stands above this one.
-            enqueue_on_commit("evaluation.tasks.session_score", session_id, group="scoring")
+            enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
     metrics.session_completed(status)
     logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True
@@ -169,8 +150,3 @@ def _lock_session(session_id: str, fields: Iterable[str] | None = None) -> Diagn
         return queryset.get(session_id=session_id)
     except DiagnosisSession.DoesNotExist:
         raise SessionNotFound(session_id) from None
-
-
-def _invocation(session_id: str, data: Mapping[str, Any]) -> ToolInvocation:
-    # Validated at the edge (the ingest serializer); the service trusts its arguments.
-    return ToolInvocation(session_id=session_id, **data)

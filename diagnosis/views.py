@@ -14,13 +14,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import NewestFirstCursorPagination, plainly_valid_many, validated
+from config.api import NewestFirstCursorPagination, validated
 from config.openapi import error_responses
 from diagnosis import selectors, services
-from diagnosis.models import (
-    SESSION_ID_REGEX,
-    ApiPermission,
-)
+from diagnosis.models import SESSION_ID_REGEX, ApiPermission
 from diagnosis.serializers import (
     SESSION_ID_HELP,
     RecordedInvocationsOutput,
@@ -30,6 +27,7 @@ from diagnosis.serializers import (
     SessionOutput,
     SessionStartInput,
     ToolInvocationInput,
+    tool_invocations_checked,
 )
 from diagnosis.viewsets import ApiViewSet
 
@@ -138,28 +136,7 @@ class SessionViewSet(ApiViewSet):
     @action(detail=True, methods=["post"], url_path="tool-invocations")
     def tool_invocations(self, request: Request, sessionId: str) -> Response:
         session_id = checked_session_id(sessionId)
-        body = request.data
-        items = body if isinstance(body, list) else [body]
-        if not items:
-            raise serializers.ValidationError({"body": ["Send at least one tool invocation."]})
-        if len(items) > services.MAX_INVOCATIONS_PER_BATCH:
-            raise serializers.ValidationError(
-                {"body": [f"At most {services.MAX_INVOCATIONS_PER_BATCH} tool invocations."]}
-            )
-        if not all(isinstance(item, dict) for item in items):
-            raise serializers.ValidationError(
-                {"body": ["Expected a JSON object or a list of JSON objects."]}
-            )
-        items = plainly_valid_many(ToolInvocationInput, items)
-        if items is None:
-            serializer = ToolInvocationInput(
-                data=body if isinstance(body, list) else [body], many=True
-            )
-            if not serializer.is_valid():
-                errors = serializer.errors if isinstance(body, list) else serializer.errors[0]
-                raise serializers.ValidationError(errors)
-            items = serializer.validated_data
-        invocations = [ToolInvocationInput.to_service(item) for item in items]
+        invocations = tool_invocations_checked(request.data)
         recorded = services.invocations_record(session_id=session_id, invocations=invocations)
         output = RecordedInvocationsOutput(
             {

@@ -1,5 +1,7 @@
-"""The base of every /api/ view set, shared by the apps that serve one: it lives with
-the API keys it checks, in the lowest app that has views."""
+"""The base of every /api/ view set, shared by the apps that serve one.
+
+It lives with the API keys it checks: every app above diagnosis may build on it.
+"""
 
 from typing import Any
 
@@ -18,7 +20,8 @@ class ApiViewSet(viewsets.ViewSet):
     permission_classes = [HasApiPermission]
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        # Machines read these messages (and grep logs for them): one language,
-        # whatever LANGUAGE_CODE the admin is shown in.
+        # The field rules in an error's `errors` are read by programs (and grepped for in
+        # logs): one language, whatever LANGUAGE_CODE the admin is shown in. The
+        # `message` people read is Chinese (config/api.py).
         with translation.override("en"):
             return super().dispatch(request, *args, **kwargs)

@@ -9,6 +9,7 @@ from diagnosis.models import SESSION_ID_MAX_LENGTH, SESSION_ID_REGEX, Feedback
 FEEDBACK_RECORDED = "反馈已记录"
 ALLOWED_FEEDBACK = ", ".join(Feedback.values)
 INVALID_FEEDBACK = f"feedback 取值无效，允许的值：{ALLOWED_FEEDBACK}"
+NOT_A_JSON_OBJECT = "请求体必须是 JSON 对象"
 
 
 class SessionIdField(serializers.RegexField):
@@ -53,8 +54,17 @@ class FeedbackValueField(serializers.ChoiceField):
 
 
 class FeedbackInput(serializers.Serializer):
+    """The one validator of the /api/feedback body (the contract's messages)."""
+
     sessionId = SessionIdField(help_text="1-64 characters of A-Z a-z 0-9 . _ : -")
     feedback = FeedbackValueField()
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        # A list, a string or null is refused in the contract's words (DRF's own, for
+        # null, cannot be reworded).
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": [NOT_A_JSON_OBJECT]})
+        return super().run_validation(data)
 
     def first_error(self) -> str:
         """The one message the contract's body has room for."""

@@ -1,26 +1,21 @@
 """POST /api/feedback: the contract's path, status codes and bodies, byte for byte."""
 
-import re
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import exceptions, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from config.api import DomainError, plainly_valid
+from config.api import api_error_of
 from config.logging import tag_request
 from config.openapi import error_responses
-from diagnosis.models import SESSION_ID_REGEX, ApiPermission, Feedback
+from diagnosis.models import ApiPermission
 from diagnosis.viewsets import ApiViewSet
 from feedback import services
 from feedback.serializers import FEEDBACK_RECORDED, FeedbackInput, FeedbackResponse, feedback_body
 from feedback.throttling import FeedbackKeyThrottle
-
-_SESSION_ID = re.compile(SESSION_ID_REGEX)
-_FEEDBACK_VALUES = frozenset(Feedback.values)
-
 
 MESSAGES = {
     "not_authenticated": "缺少或无效的 API Key",
@@ -29,7 +24,6 @@ MESSAGES = {
     "method_not_allowed": "只支持 POST 请求",
     "unsupported_media_type": "Content-Type 必须是 application/json",
     "parse_error": "请求体不是合法的 JSON",
-    "not_a_json_object": "请求体必须是 JSON 对象",
     "throttled": "请求过于频繁，请稍后再试",
     "payload_too_large": "请求体过大",
     "service_unavailable": "服务暂不可用，请稍后重试",
@@ -39,29 +33,22 @@ _STATUS_OVERRIDES = {"unsupported_media_type": status.HTTP_400_BAD_REQUEST}
 
 
 def contract_error(code: str, message: str | None = None) -> dict:
-    """The contract's error body for `code` (also used by middleware for 413/503)."""
+    """The contract's error body for `code` (also used for the errors answered outside
+    DRF: 404, 413, 500, 503). The contract words some errors its own way (MESSAGES);
+    the others keep the message they come with."""
     return feedback_body(success=False, message=MESSAGES.get(code, message or ""))
 
 
 def feedback_exception_handler(exc: Exception, context: dict) -> Response | None:
     """Every error of this endpoint in the contract's shape; unknown errors re-raised."""
-    if isinstance(exc, DomainError):
-        set_rollback()
-        return Response(feedback_body(success=False, message=exc.message), status=exc.status_code)
-    if not isinstance(exc, exceptions.APIException):
+    error = api_error_of(exc)
+    if error is None:
         return None
     set_rollback()
-    code = exc.get_codes() if isinstance(exc.get_codes(), str) else "invalid"
-    headers = {}
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header
-    if getattr(exc, "wait", None):
-        headers["Retry-After"] = str(int(exc.wait))
-    message = MESSAGES.get(code) or str(exc.detail)
     return Response(
-        feedback_body(success=False, message=message),
-        status=_STATUS_OVERRIDES.get(code, exc.status_code),
-        headers=headers,
+        contract_error(error.code, error.message),
+        status=_STATUS_OVERRIDES.get(error.code, error.status),
+        headers=error.headers,
     )
 
 
@@ -79,7 +66,11 @@ class FeedbackViewSet(ApiViewSet):
         description=(
             "`useful` also adds the session to the case library (once: repeating it returns "
             "the same caseId). `not_useful` marks a bad case. The last value wins; "
-            "`status` is never changed. Nothing is written on any error."
+            "`status` is never changed. Nothing is written on any error.\n\n"
+            "The contract fixes this endpoint's bodies, errors included: always "
+            '`{"success", "message", "caseId"}`, with the contract\'s Chinese messages. '
+            "(The other endpoints answer errors as "
+            '`{"success": false, "message", "code", "errors"?}`.)'
         ),
         request=FeedbackInput,
         responses={
@@ -90,22 +81,17 @@ class FeedbackViewSet(ApiViewSet):
         },
     )
     def create(self, request: Request) -> Response:
-        if not isinstance(request.data, dict):
-            return Response(contract_error("not_a_json_object"), status=status.HTTP_400_BAD_REQUEST)
-        data = plainly_valid(FeedbackInput, request.data)
-        if data is None:
-            # Not plainly valid: the serializer refuses it with the exact message (or
-            # accepts it after all).
-            serializer = FeedbackInput(data=request.data)
-            if not serializer.is_valid():
-                return Response(
-                    feedback_body(success=False, message=serializer.first_error()),
-                    status=status.HTTP_400_BAD_REQUEST,
-                )
-            data = serializer.validated_data
-        session_id, feedback = data["sessionId"], data["feedback"]
+        serializer = FeedbackInput(data=request.data)
+        if not serializer.is_valid():
+            return Response(
+                feedback_body(success=False, message=serializer.first_error()),
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        session_id = serializer.validated_data["sessionId"]
         tag_request(session_id)
-        result = services.feedback_submit(session_id=session_id, feedback=feedback)
+        result = services.feedback_submit(
+            session_id=session_id, feedback=serializer.validated_data["feedback"]
+        )
         return Response(
             feedback_body(success=True, message=FEEDBACK_RECORDED, case_id=result.case_id)
         )

@@ -249,7 +249,11 @@ def test_an_unknown_session_is_404_and_nothing_is_recorded(api, library) -> None
     response = search(api, query="ERROR 1205", sessionId="nobody")
 
     assert response.status_code == 404
-    assert response.json() == {"code": "not_found", "message": 'Session "nobody" does not exist.'}
+    assert response.json() == {
+        "success": False,
+        "message": '会话 "nobody" 不存在',
+        "code": "not_found",
+    }
     assert not CaseSearch.objects.exists()
 
 

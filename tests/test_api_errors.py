@@ -1,27 +1,154 @@
-"""Every /api/ error is JSON in one shape, whatever DEBUG says."""
+"""Every error of every /api/ endpoint, and of /api/ paths that do not exist, is one JSON
+shape with a Chinese message; /api/feedback keeps the contract's own shape."""
+
+import json
+import re
 
 import pytest
+from django.test import RequestFactory
+from rest_framework import exceptions
+from rest_framework.test import APIClient
 
-from diagnosis.models import DiagnosisSession
-from diagnosis.selectors import sessions_in_score_band
+from config.api import api_error_of
+from config.errors import server_error
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
 
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
+
+def assert_error_shape(response, status: int, code: str) -> dict:  # type: ignore[no-untyped-def]
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("application/json")
+    body = json.loads(response.content)
+    assert list(body)[:3] == ["success", "message", "code"]
+    assert body["success"] is False
+    assert body["code"] == code
+    assert CHINESE.search(body["message"]), body["message"]
+    return body
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/", "/api/nothing-here", "/api/sessions/s-1/unknown", "/api/feedback/"]
+)
 @pytest.mark.parametrize("debug", [False, True])
-@pytest.mark.parametrize("path", ["/api/nope", "/api/sessions/s-1/nope", "/api/feedback/"])
-def test_an_unknown_api_path_is_a_json_404(client, settings, debug, path) -> None:
+def test_an_unknown_api_path_is_a_json_404(api, settings, path, debug) -> None:
     settings.DEBUG = debug
 
-    response = client.get(path)
+    body = assert_error_shape(api.get(path), 404, "not_found")
+
+    assert body["message"] == "接口不存在"
+
+
+def test_pages_outside_the_api_keep_django_s_html_404(client) -> None:
+    response = client.get("/no-such-page")
 
     assert response.status_code == 404
-    assert response["Content-Type"] == "application/json"
-    assert response.json() == {"code": "not_found", "message": "No such endpoint."}
+    assert not response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("delete", "/api/sessions/s-1"), ("put", "/api/sessions"), ("post", "/api/cases")],
+)
+def test_a_method_an_endpoint_does_not_take_is_a_json_405(api, method, path) -> None:
+    DiagnosisSessionFactory(session_id="s-1")
+
+    body = assert_error_shape(getattr(api, method)(path), 405, "method_not_allowed")
+
+    assert body["message"] == "不支持该请求方法"
+
+
+def test_a_missing_key_is_401_and_still_names_the_scheme() -> None:
+    response = APIClient().get("/api/sessions")
+
+    assert_error_shape(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"] == "Api-Key"
+
+
+def test_a_key_of_the_wrong_scope_is_403(make_client) -> None:
+    assert_error_shape(make_client("frontend").get("/api/cases"), 403, "permission_denied")
+
+
+def test_an_invalid_body_is_400_with_each_field_named(api) -> None:
+    response = api.post("/api/sessions", {"query": 5, "colour": "red"}, format="json")
+
+    body = assert_error_shape(response, 400, "invalid")
+    assert body["message"] == "请求参数无效"
+    assert body["errors"] == {"colour": ["Unknown field."]}
+
+
+def test_a_body_that_is_not_json_is_400_saying_why(api) -> None:
+    response = api.generic("POST", "/api/sessions", b"{", content_type="application/json")
+
+    body = assert_error_shape(response, 400, "parse_error")
+    assert body["message"].startswith("请求体不是合法的 JSON")
+
+
+def test_a_body_that_is_not_declared_as_json_is_415(api) -> None:
+    response = api.post("/api/sessions", "query=x", content_type="text/plain")
+
+    assert_error_shape(response, 415, "unsupported_media_type")
+
+
+def test_a_body_over_the_limit_is_413(api, settings) -> None:
+    settings.API_MAX_BODY_BYTES = 1024
+    body = json.dumps({"query": "x" * 2048})
+
+    response = api.generic("POST", "/api/sessions", body, content_type="application/json")
+
+    assert_error_shape(response, 413, "payload_too_large")
+
+
+def test_a_conflict_is_409(api) -> None:
+    DiagnosisSessionFactory(session_id="dup")
+
+    response = api.post("/api/sessions", {"sessionId": "dup", "query": "q"}, format="json")
+
+    assert_error_shape(response, 409, "conflict")
+
+
+def test_an_internal_error_under_the_api_is_a_json_500() -> None:
+    response = server_error(RequestFactory().get("/api/sessions"))
+
+    assert_error_shape(response, 500, "server_error")
+
+
+def test_the_feedback_endpoint_keeps_the_contract_shape_for_errors_outside_drf() -> None:
+    response = server_error(RequestFactory().post("/api/feedback"))
+
+    assert response.status_code == 500
+    assert json.loads(response.content) == {
+        "success": False,
+        "message": "服务内部错误，已记录日志",
+        "caseId": None,
+    }
+
+
+def test_the_schema_documents_the_error_shape_and_the_feedback_exception(api) -> None:
+    schema = APIClient().get("/api/schema", HTTP_ACCEPT="application/json").json()
+
+    error = schema["components"]["schemas"]["Error"]
+    assert {"success", "message", "code"} <= set(error["required"])
+    feedback = schema["paths"]["/api/feedback"]["post"]
+    assert "The contract fixes this endpoint's bodies" in feedback["description"]
+
+
+def test_drf_s_own_english_refusals_are_given_chinese_words() -> None:
+    error = api_error_of(exceptions.NotAuthenticated())
+
+    assert (error.status, error.code, error.message) == (
+        401,
+        "not_authenticated",
+        "缺少或无效的 API Key",
+    )
 
 
 def test_a_failed_session_nobody_scored_is_not_pending_a_score() -> None:
+    from diagnosis.models import DiagnosisSession
+    from diagnosis.selectors import sessions_in_score_band
+
     DiagnosisSessionFactory(session_id="failed", failed=True)
     DiagnosisSessionFactory(session_id="waiting", succeeded=True)
 

@@ -54,7 +54,8 @@ def test_missing_or_wrong_keys_are_401_and_write_nothing(method, url, body, head
 
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Api-Key"
-    assert set(response.json()) == {"code", "message"}
+    assert set(response.json()) == {"success", "message", "code"}
+    assert response.json()["success"] is False
     assert DiagnosisSession.objects.count() == 1
     assert DiagnosisSession.objects.get().status == "RUNNING"
 
@@ -74,8 +75,9 @@ def test_a_frontend_key_cannot_ingest_or_read(make_client, method, url, body) ->
 
     assert response.status_code == 403
     assert response.json() == {
+        "success": False,
+        "message": "该 API Key 的权限范围不允许此操作",
         "code": "permission_denied",
-        "message": "This API key's scope does not allow this operation.",
     }
 
 

@@ -74,7 +74,11 @@ def test_an_unknown_session_is_404(api) -> None:
     response = api.get("/api/sessions/nope")
 
     assert response.status_code == 404
-    assert response.json() == {"code": "not_found", "message": 'Session "nope" does not exist.'}
+    assert response.json() == {
+        "success": False,
+        "message": '会话 "nope" 不存在',
+        "code": "not_found",
+    }
 
 
 def test_the_list_filters_by_status_and_feedback_newest_first(api) -> None:
@@ -169,4 +173,8 @@ def test_an_unknown_case_is_404(api, case_id) -> None:
     response = api.get(f"/api/cases/{case_id}")
 
     assert response.status_code == 404
-    assert response.json()["code"] == "not_found"
+    assert response.json() == {
+        "success": False,
+        "message": f'案例 "{case_id}" 不存在',
+        "code": "not_found",
+    }

@@ -54,7 +54,7 @@ def test_reposting_an_existing_session_id_is_a_conflict_and_changes_nothing(api)
     response = api.post("/api/sessions", {"sessionId": "dup", "query": "second"}, format="json")
 
     assert response.status_code == 409
-    assert response.json() == {"code": "conflict", "message": 'Session "dup" already exists.'}
+    assert response.json() == {"success": False, "message": '会话 "dup" 已存在', "code": "conflict"}
     assert list(DiagnosisSession.objects.values_list("query", flat=True)) == ["first"]
 
 

@@ -123,8 +123,9 @@ def test_a_list_with_one_bad_item_stores_nothing_and_names_the_item(api, running
 
     assert response.status_code == 400
     assert response.json() == {
+        "success": False,
+        "message": "请求参数无效",
         "code": "invalid",
-        "message": "The request has invalid fields.",
         "errors": {"2.status": ['Unknown value "MAYBE". Allowed values: SUCCESS, FAILED.']},
     }
     assert not ToolInvocation.objects.exists()
@@ -192,7 +193,11 @@ def test_an_unknown_session_is_404(api) -> None:
     response = api.post(URL.format("nope"), call(), format="json")
 
     assert response.status_code == 404
-    assert response.json() == {"code": "not_found", "message": 'Session "nope" does not exist.'}
+    assert response.json() == {
+        "success": False,
+        "message": '会话 "nope" 不存在',
+        "code": "not_found",
+    }
 
 
 def test_an_invalid_session_id_in_the_path_is_400(api) -> None:
@@ -210,8 +215,9 @@ def test_recording_on_a_finished_session_is_409_and_stores_nothing(api, status) 
 
     assert response.status_code == 409
     assert response.json() == {
+        "success": False,
+        "message": f'会话 "done" 已是 {status} 状态，不能再记录工具调用',
         "code": "conflict",
-        "message": f'Session "done" is already {status}: no more tool invocations can be recorded.',
     }
     assert not ToolInvocation.objects.exists()
 

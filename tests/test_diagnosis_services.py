@@ -1,12 +1,16 @@
-"""The in-process path: agents calling diagnosis/services.py behave as over REST."""
+"""The in-process path: agents calling diagnosis/services.py behave as over REST.
+
+The services trust their typed arguments; the API validates its input once, at the edge,
+with a validator in-process callers may use too."""
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django_q.models import OrmQ
 
 from diagnosis import services
+from diagnosis.exceptions import SessionNotFound
 from diagnosis.models import DiagnosisSession, ToolInvocation
+from diagnosis.serializers import tool_invocations_checked
 from evaluation.tasks import SCORING_TASK
 
 pytestmark = pytest.mark.django_db
@@ -42,13 +46,32 @@ def test_an_agent_in_process_records_a_whole_session() -> None:
     assert ToolInvocation.objects.filter(session_id="inproc").count() == 2
 
 
-@pytest.mark.parametrize("session_id", ["", "with space", "x" * 65, "semi;colon", "ünï"])
-def test_in_process_session_ids_follow_the_same_rule(session_id) -> None:
-    with pytest.raises(ValidationError) as error:
-        services.session_start(session_id=session_id, query="q")
+def test_in_process_callers_may_check_their_facts_with_the_api_validator() -> None:
+    services.session_start(session_id="v", query="q")
+    body = [
+        {"invocationId": "1", "toolName": "QueryKnowledgeBaseTools", "status": "SUCCESS"},
+        {"toolName": "QueryMetricsTools", "kind": "other", "status": "FAILED"},
+    ]
 
-    assert "session_id" in error.value.message_dict
-    assert not DiagnosisSession.objects.exists()
+    recorded = services.invocations_record(
+        session_id="v", invocations=tool_invocations_checked(body)
+    )
+
+    assert (recorded.received, recorded.created) == (2, 2)
+    stored = ToolInvocation.objects.order_by("id").values_list("tool_name", "kind", "hit_count")
+    assert list(stored) == [
+        ("QueryKnowledgeBaseTools", "retrieval", 0),
+        ("QueryMetricsTools", "other", 0),
+    ]
+
+
+def test_facts_for_an_unknown_session_are_refused_and_nothing_is_stored() -> None:
+    with pytest.raises(SessionNotFound):
+        services.invocations_record(
+            session_id="nobody", invocations=[{"tool_name": "t", "status": "SUCCESS"}]
+        )
+
+    assert not ToolInvocation.objects.exists()
 
 
 def test_completing_to_success_enqueues_scoring_only_after_commit(

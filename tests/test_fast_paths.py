@@ -1,14 +1,20 @@
-"""The hot paths' shortcut (`config.api.plainly_valid`, which reads a serializer's own
-fields and `validate()`) accepts nothing the serializer would refuse, and hands on exactly
-what it would. Feedback and tool-invocation bodies that are plainly valid skip DRF's
-machinery, which costs more than storing the rows."""
+"""The tool-invocation validator, which the API runs without DRF's field machinery (too
+slow for batches of hundreds), refuses and keeps exactly what ToolInvocationInput's field
+declarations would under DRF, word for word: the schema and the validator agree."""
 
+import pytest
+from django.utils import translation
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rest_framework import serializers
 
-from config.api import plainly_valid, plainly_valid_many
-from diagnosis.serializers import ToolInvocationInput
-from feedback.serializers import FeedbackInput
+from config.api import StrictInputSerializer
+from diagnosis.serializers import (
+    ToolInvocationInput,
+    match_level_problem,
+    tool_invocation_checked,
+    tool_invocations_checked,
+)
 
 odd_text = st.one_of(
     st.text(max_size=70),
@@ -64,67 +70,94 @@ invocation_items = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(item=invocation_items)
-def test_a_plainly_valid_invocation_is_exactly_what_the_serializer_returns(item) -> None:
-    plain = plainly_valid(ToolInvocationInput, item)
-    if plain is None:
-        return
-    serializer = ToolInvocationInput(data=item)
-    assert serializer.is_valid(), serializer.errors
-    assert plain == serializer.validated_data
+class DeclaredFields(ToolInvocationInput):
+    """ToolInvocationInput as DRF's own fields would validate it."""
 
+    def to_internal_value(self, data):  # type: ignore[no-untyped-def]
+        return StrictInputSerializer.to_internal_value(self, data)
 
-WELL_FORMED = [
-    {"toolName": "QueryInternalDocsTools", "status": "SUCCESS"},
-    {
-        "invocationId": "c1",
-        "toolName": "QueryInternalDocsTools",
-        "status": "SUCCESS",
-        "matchLevel": "L0",
-        "hitCount": 3,
-        "durationMs": 85,
-        "query": "order-service 504 runbook",
-    },
-    {"toolName": "QueryMetricsTools", "kind": "other", "status": "SUCCESS", "durationMs": 9},
-    {"toolName": "QueryInternalDocsTools", "status": "FAILED", "errorMessage": "timeout"},
-]
-
-
-def test_well_formed_items_take_the_shortcut_with_or_without_a_kind() -> None:
-    plain = plainly_valid_many(ToolInvocationInput, WELL_FORMED)
-
-    assert plain is not None
-    assert [item["kind"] for item in plain] == ["retrieval", "retrieval", "other", "retrieval"]
-
-
-def test_an_item_the_serializer_would_refuse_or_normalise_is_left_to_it() -> None:
-    assert plainly_valid(ToolInvocationInput, {"toolName": " t", "status": "SUCCESS"}) is None
-    assert (
-        plainly_valid(
-            ToolInvocationInput, {"toolName": "t", "status": "FAILED", "matchLevel": "L0"}
+    def validate(self, attrs):  # type: ignore[no-untyped-def]
+        problem = match_level_problem(
+            status=attrs["status"], kind=attrs["kind"], match_level=attrs.get("matchLevel")
         )
-        is None
+        if problem:
+            raise serializers.ValidationError({"matchLevel": [problem]})
+        return attrs
+
+
+def as_facts(attrs: dict) -> dict:
+    return {
+        "invocation_id": attrs.get("invocationId"),
+        "tool_name": attrs["toolName"],
+        "kind": attrs["kind"],
+        "status": attrs["status"],
+        "match_level": attrs.get("matchLevel"),
+        "hit_count": attrs["hitCount"],
+        "query": attrs.get("query"),
+        "error_message": attrs.get("errorMessage"),
+        "duration_ms": attrs.get("durationMs"),
+    }
+
+
+def words(detail: dict) -> dict:
+    return {name: [str(message) for message in messages] for name, messages in detail.items()}
+
+
+@settings(max_examples=500, deadline=None)
+@given(item=invocation_items)
+def test_the_validator_keeps_and_refuses_what_the_declared_fields_would(item) -> None:
+    reference = DeclaredFields(data=item)
+    with translation.override("en"):
+        accepted = reference.is_valid()
+        try:
+            checked = tool_invocation_checked(item)
+        except serializers.ValidationError as exc:
+            assert not accepted, exc.detail
+            assert words(exc.detail) == words(reference.errors)
+        else:
+            assert accepted, reference.errors
+            assert checked == as_facts(reference.validated_data)
+
+
+def test_a_well_formed_item_is_kept_as_sent_with_the_defaults_filled_in() -> None:
+    checked = tool_invocations_checked({"toolName": "QueryInternalDocsTools", "status": "SUCCESS"})
+
+    assert checked == [
+        {
+            "invocation_id": None,
+            "tool_name": "QueryInternalDocsTools",
+            "kind": "retrieval",
+            "status": "SUCCESS",
+            "match_level": None,
+            "hit_count": 0,
+            "query": None,
+            "error_message": None,
+            "duration_ms": None,
+        }
+    ]
+    assert type(checked[0]["kind"]) is str
+
+
+def test_a_bad_item_in_a_list_is_named_by_its_place() -> None:
+    good = {"toolName": "t", "status": "SUCCESS"}
+
+    with translation.override("en"), pytest.raises(serializers.ValidationError) as error:
+        tool_invocations_checked([good, good, {**good, "hitCount": -1, "kind": "tool"}])
+
+    assert [words(item) for item in error.value.detail] == [
+        {},
+        {},
+        {
+            "kind": ['Unknown value "tool". Allowed values: retrieval, other.'],
+            "hitCount": ["Ensure this value is greater than or equal to 0."],
+        },
+    ]
+
+
+def test_the_serializer_validates_with_the_same_function() -> None:
+    serializer = ToolInvocationInput(data={"toolName": " t ", "status": "FAILED", "query": " "})
+
+    assert serializer.is_valid()
+    assert serializer.validated_data == tool_invocation_checked(
+        {"toolName": "t", "status": "FAILED", "query": ""}
     )
-    assert plainly_valid_many(ToolInvocationInput, [*WELL_FORMED, {"status": "SUCCESS"}]) is None
-
-
-feedback_bodies = st.fixed_dictionaries(
-    {},
-    optional={
-        "sessionId": near("fb-1", "a" * 64, "a" * 65, "fb 1", "", "x\n"),
-        "feedback": near("useful", "not_useful", "Useful", " useful", "useful\n"),
-        "extra": anything,
-    },
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(body=feedback_bodies)
-def test_a_plainly_valid_feedback_body_is_exactly_what_the_serializer_returns(body) -> None:
-    plain = plainly_valid(FeedbackInput, body)
-    if plain is None:
-        return
-    serializer = FeedbackInput(data=body)
-    assert serializer.is_valid(), serializer.errors
-    assert plain == serializer.validated_data
