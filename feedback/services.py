@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from caselibrary.services.cases import case_create_from_session
@@ -68,9 +68,18 @@ def feedback_useful(*, session_id: str) -> FeedbackResult:
     """Rate the session useful and return its case, made on the first `useful`.
 
     The session's row lock orders concurrent requests: the first makes the case, the
-    others find it, so every one of them returns the same caseId. Every writer of a
-    session's case takes that lock (caselibrary's `case_create_from_session`).
+    others find it, so every one of them returns the same caseId. An operator saving a
+    case for the same session at that moment does not take the lock: the case's unique
+    key refuses one of the two, and a refused `useful` is tried once more, when it finds
+    the operator's case.
     """
+    try:
+        return _useful(session_id)
+    except IntegrityError:
+        return _useful(session_id)
+
+
+def _useful(session_id: str) -> FeedbackResult:
     with transaction.atomic():
         session = _locked_session(session_id, fields=("query", "answer", "case__case_id"))
         _check_open_to_feedback(session)
