@@ -134,3 +134,10 @@ def key_hash(key: str) -> int:
     return int.from_bytes(
         hashlib.blake2b(key.encode(), digest_size=8).digest(), "little", signed=True
     )
+
+
+def search_terms(text: str) -> str:
+    """The lexical text a search engine indexes: `tokenize`'s terms joined by single
+    spaces, lowercased; an error code or alert name is one term (`#ora-01555`,
+    `#error_1205`), its inner spaces made underscores."""
+    return " ".join(term.replace(" ", "_") for term in tokenize(text))

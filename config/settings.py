@@ -337,6 +337,13 @@ CASE_INDEX_DIR = Path(env_str("CASE_INDEX_DIR", str(VAR_DIR / "case-index")))
 CASE_INDEX_BUILD_TIMEOUT = env_int("CASE_INDEX_BUILD_TIMEOUT", 1800, minimum=10)
 # The share of a query's term weight a case must match to be a similar (L1) hit.
 CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.35)
+# Which engine stores the case library's passages: "database" (this database: SQLite FTS5
+# or a MariaDB FULLTEXT index, vectors searched in memory) or "milvus" (a Milvus server).
+CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
+if CASE_SEARCH_BACKEND not in ("database", "milvus"):
+    raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
+# Reciprocal-rank fusion's k: how flat the fused ranking is.
+CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 60, minimum=1)
 # A case is stale once at least this many sessions that found it were rated, and most of
 # them not useful.
 CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
