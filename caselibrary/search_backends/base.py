@@ -39,7 +39,7 @@ BACKENDS = {
 @dataclass(frozen=True)
 class IndexedPassage:
     passage_id: str  # f"{case_pk}:{n}" (n = the passage's number within its case)
-    case_pk: int
+    case_pk: str  # the case's primary key, case_library.case_id (a UUID string)
     kind: str  # one of PASSAGE_KINDS
     text: str  # the passage as stored and shown by explain
     terms: str  # search_terms(text)
@@ -49,7 +49,7 @@ class IndexedPassage:
 class SearchBackend(Protocol):
     name: str
 
-    def replace(self, case_pks: Sequence[int], passages: Sequence[IndexedPassage]) -> None:
+    def replace(self, case_pks: Sequence[str], passages: Sequence[IndexedPassage]) -> None:
         """Drop every passage of `case_pks`, then store `passages` (all of them belong to
         `case_pks`; none for a case means the case is gone)."""
 
