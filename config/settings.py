@@ -310,6 +310,9 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # The Milvus client logs each failed call with a traceback at ERROR; the backend
+        # raises one clear error instead, which the search reports.
+        "pymilvus": {"level": "CRITICAL"},
     },
 }
 
@@ -352,6 +355,22 @@ CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
 # of its window: the page costs the same at any size; more gives tighter intervals
 # (about 25 microseconds per session read, uncached).
 ATTRIBUTION_SAMPLE = env_int("ATTRIBUTION_SAMPLE", 250, minimum=10)
+
+# --- Case search on Milvus (CASE_SEARCH_BACKEND=milvus; docs/search-milvus.md) --------
+
+# The server: http://host:19530 (https:// for TLS), and its token ("user:password" or an
+# API key). The token is a secret: never logged, never shown.
+MILVUS_URI = env_str("MILVUS_URI", "http://127.0.0.1:19530")
+MILVUS_TOKEN = env_str("MILVUS_TOKEN")
+# The database on the server ("" = its default database) and the collection of passages.
+MILVUS_DB_NAME = env_str("MILVUS_DB_NAME")
+MILVUS_COLLECTION = env_str("MILVUS_COLLECTION", "case_passages")
+# A CA certificate (PEM file) to trust for an https:// URI signed by a private CA.
+MILVUS_CA_CERT = env_str("MILVUS_CA_CERT")
+# Seconds any one call may take before the search answers without the index.
+MILVUS_TIMEOUT = env_float("MILVUS_TIMEOUT", 5.0)
+# HNSW's search breadth (ef): higher finds the true nearest passages more often, slower.
+MILVUS_SEARCH_EF = env_int("MILVUS_SEARCH_EF", 64, minimum=1)
 
 # --- Metrics ------------------------------------------------------------------
 
