@@ -310,9 +310,6 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
-        # The Milvus client logs each failed call with a traceback at ERROR; the backend
-        # raises one clear error instead, which the search reports.
-        "pymilvus": {"level": "CRITICAL"},
     },
 }
 

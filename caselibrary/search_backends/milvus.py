@@ -32,7 +32,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -108,6 +108,18 @@ def _quoted(values: Sequence[str]) -> str:
     # A JSON string array is a valid Milvus expression list: quotes and backslashes are
     # escaped the same way.
     return json.dumps(list(values), ensure_ascii=False)
+
+
+def _quiet_client_logs() -> None:
+    # pymilvus gives its loggers handlers of its own when imported, and logs every failed
+    # call with a traceback at ERROR. The backend raises one clear error instead, which the
+    # search reports: the client's loggers go back to the project's logging, critical only.
+    for name in ("pymilvus", "pymilvus.milvus_client", "pymilvus.bulk_writer"):
+        client_logger = logging.getLogger(name)
+        client_logger.handlers.clear()
+        client_logger.propagate = True
+        client_logger.setLevel(logging.NOTSET)
+    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
 
 
 class MilvusBackend:
@@ -262,6 +274,8 @@ class MilvusBackend:
                 if self._client is None:
                     from pymilvus import MilvusClient
 
+                    _quiet_client_logs()
+
                     options: dict[str, object] = {"uri": self.uri, "timeout": self.timeout}
                     if self._token:
                         options["token"] = self._token
@@ -272,6 +286,13 @@ class MilvusBackend:
                     self._client = MilvusClient(**options)
         return self._client
 
+    def _forget_client(self) -> None:
+        with self._lock:
+            client, self._client, self._checked = self._client, None, False
+        if client is not None:
+            with suppress(Exception):
+                client.close()
+
     def _ready_client(self) -> MilvusClient:
         """The client, once the collection is known to exist and to match this process."""
         client = self._connected()
@@ -280,6 +301,7 @@ class MilvusBackend:
                 if not self._checked:
                     if client.has_collection(self.collection, timeout=self.timeout):
                         self._check(client)
+                        self._load(client)
                     else:
                         self._create(client)
                     self._checked = True
@@ -302,6 +324,13 @@ class MilvusBackend:
                     f"{recorded.get(key)!r}, this process uses {expected!r}: "
                     "rebuild it with `manage.py reindex_cases`."
                 )
+
+    def _load(self, client: MilvusClient) -> None:
+        # A server loads its collections again after a restart; Milvus Lite does not, and
+        # an operator may have released it.
+        state = client.get_load_state(self.collection, timeout=self.timeout)["state"]
+        if state.name != "Loaded":
+            client.load_collection(self.collection, timeout=self.timeout)
 
     def _create(self, client: MilvusClient) -> None:
         from pymilvus import DataType, Function, FunctionType
@@ -387,9 +416,10 @@ class MilvusBackend:
         except BackendUnavailable:
             raise
         except (MilvusException, RpcError, ConnectionError, TimeoutError, OSError) as exc:
-            # The next call connects and checks the collection again (the server may have
-            # come back, or the collection been dropped and made anew).
-            self._checked = False
+            # The next call connects and checks the collection anew: the server may have
+            # come back (the client does not always find it again by itself), or the
+            # collection been dropped and made again.
+            self._forget_client()
             message = getattr(exc, "message", None) or type(exc).__name__
             raise BackendUnavailable(
                 f"Milvus at {self._where} failed the {what}: {message}"

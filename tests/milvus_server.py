@@ -1,0 +1,51 @@
+"""Milvus Lite started as a server, for the tests of the Milvus search backend.
+
+`milvus-lite server` (from the milvus-lite package) serves the Milvus gRPC protocol on a
+TCP port from a data directory, so the backend talks to it exactly as to a Milvus
+cluster: same client, same URI form, same calls.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.processes import free_port, stop_group, wait_for
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def milvus_lite_server(data_dir: Path, *, port: int | None = None) -> Iterator[str]:
+    """A running Milvus Lite server on `data_dir`; yields its URI, stops it on exit."""
+    port = port or free_port()
+    log = (data_dir.parent / f"milvus-lite-{port}.log").open("ab")
+    command = [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data_dir)]
+    process = subprocess.Popen(
+        [*command, "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_for(
+            lambda: process.poll() is not None or _listening(port),
+            timeout=60,
+            what="milvus-lite server to listen",
+        )
+        if process.poll() is not None:
+            raise RuntimeError(f"milvus-lite server exited with {process.returncode}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_group(process)
+        log.close()
