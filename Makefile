@@ -31,6 +31,11 @@ RUN_EXTRAS :=
 TEST_EXTRAS := test
 endif
 
+# CASE_SEARCH_BACKEND=milvus: `make run` also installs the Milvus client.
+ifeq ($(CASE_SEARCH_BACKEND),milvus)
+RUN_EXTRAS := $(if $(RUN_EXTRAS),$(RUN_EXTRAS)$(comma))milvus
+endif
+
 .PHONY: help run test test-fast lint format bench schema clean
 
 help:

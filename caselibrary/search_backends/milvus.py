@@ -272,7 +272,13 @@ class MilvusBackend:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    from pymilvus import MilvusClient
+                    try:
+                        from pymilvus import MilvusClient
+                    except ImportError as exc:
+                        raise BackendUnavailable(
+                            "CASE_SEARCH_BACKEND=milvus needs the Milvus client: "
+                            "pip install '.[milvus]'"
+                        ) from exc
 
                     _quiet_client_logs()
 
