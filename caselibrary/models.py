@@ -1,5 +1,6 @@
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.db.models.functions import Now
 
 from diagnosis.fields import IdentifierField, UUIDStringField, new_uuid_string
 from diagnosis.models import DiagnosisSession
@@ -212,8 +213,9 @@ class CaseReuse(models.Model):
 
 
 class CaseIndexState(models.Model):
-    """The one row that coordinates the search index: whether a rebuild is wanted, whether
-    one is running, and what the last build and findability check found."""
+    """The one row that coordinates the search index: which indexer holds it
+    (`building_since`, a lease), the embedding model its vectors are of (`version`),
+    when it last indexed and what the findability check found."""
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
     requested_at = models.DateTimeField(null=True, blank=True)
@@ -271,3 +273,81 @@ class CaseStructuring(models.Model):
 
     def __str__(self) -> str:
         return f"{self.proposed_category} / {self.proposed_error_code or '-'}"
+
+
+class CasePassage(models.Model):
+    """One searchable part of a case (caselibrary/passages.py), as the indexer wrote it:
+    its text, its lexical terms and its embedding.
+
+    Not a foreign key to the case: a case deleted by any path keeps its passages until the
+    indexer drops them, and no delete on the case waits for this table.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    case_id = models.CharField(_("case id"), max_length=36)
+    number = models.PositiveSmallIntegerField(_("passage number"))
+    kind = models.CharField(_("kind"), max_length=16)
+    text = models.TextField(_("text"))
+    # search_text.search_terms(text): what the search engine ranks.
+    terms = models.TextField(_("terms"))
+    # `terms` as the database's full-text engine indexes them: each term a fixed-length
+    # key of letters and digits, so no minimum token size, stopword list or tokenizer
+    # of the engine drops or splits a term (caselibrary/search_backends/database.py).
+    lexemes = models.TextField(_("lexemes"))
+    # float32 x EMBEDDING_DIM, little-endian, length 1.
+    vector = models.BinaryField(_("vector"))
+    model = models.CharField(_("embedding model"), max_length=96)
+
+    class Meta:
+        db_table = "case_passage"
+        verbose_name = _("case passage")
+        verbose_name_plural = _("case passages")
+        constraints = [
+            models.UniqueConstraint(fields=["case_id", "number"], name="uniq_passage_case_number")
+        ]
+        indexes = [models.Index(fields=["model"], name="idx_passage_model")]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}:{self.number}"
+
+
+class CaseChange(models.Model):
+    """A case row that changed and is not indexed yet. Written by database triggers on
+    `case_library` (insert, update, delete: every path, SQL included), read and deleted
+    by the indexer."""
+
+    seq = models.BigAutoField(primary_key=True)
+    case_id = models.CharField(max_length=36)
+    changed_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "case_change"
+
+
+class CaseIndexLog(models.Model):
+    """The cases the indexer re-indexed, in the order it did: each serving process reads
+    the entries past the last one it applied and reloads those cases' vectors."""
+
+    seq = models.BigAutoField(primary_key=True)
+    case_id = models.CharField(max_length=36)
+    indexed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "case_index_log"
+        indexes = [models.Index(fields=["indexed_at"], name="idx_case_index_log_at")]
+
+
+class CaseSearchKey(models.Model):
+    """An exact (L0) key of a case: one of its error codes or alert names
+    ("code:<error_code_key>"), or its normalised title ("title:<text_key>")."""
+
+    id = models.BigAutoField(primary_key=True)
+    case_id = models.CharField(max_length=36)
+    key = models.CharField(max_length=128)
+
+    class Meta:
+        db_table = "case_search_key"
+        indexes = [
+            models.Index(fields=["key"], name="idx_case_search_key"),
+            models.Index(fields=["case_id"], name="idx_case_search_key_case"),
+        ]

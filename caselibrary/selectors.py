@@ -13,13 +13,15 @@ from caselibrary.models import (
     GENERAL_CATEGORY,
     SYSTEM_USER,
     TITLE_FROM_QUERY_LENGTH,
+    CaseChange,
     CaseIndexState,
     CaseLibrary,
+    CasePassage,
     CaseSearch,
     FaultCategory,
     SourceType,
 )
-from caselibrary.search_index import L0, L1, NONE, holder, query_codes
+from caselibrary.search_engine import L0, L1, NONE, Hit, rank_cases
 from caselibrary.structuring import Taxonomy, taxonomy_of
 from config.api import NotFound
 from diagnosis.models import DiagnosisSession
@@ -88,50 +90,54 @@ class CaseMatch:
     case: CaseLibrary
     score: float
     match_level: str
+    # Why it was found (explain=true): ranks, closeness and the passage that matched.
+    explain: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class CasesFound:
     match_level: str
     matches: list[CaseMatch]
+    # The embedding model failed: ranked by terms alone.
+    degraded: bool = False
+    embed_ms: float = 0.0
 
     @property
     def case_ids(self) -> list[str]:
         return [m.case.case_id for m in self.matches]
 
 
-def cases_find(*, query: str, error_code: str | None = None, limit: int) -> CasesFound:
-    """The cases that answer `query`: exact (L0) hits first, then similar (L1) ones.
-
-    L0: an error code found in the query (or given) equals a case's error code, or the
-    query is the case's title (both normalised). L1: the case matches enough of the
-    query's term weight (settings.CASE_SEARCH_THRESHOLD). Reads the loaded index; with
-    none built yet, only the exact error-code path, from the database.
-    """
-    index = holder.get(settings.CASE_INDEX_DIR)
-    if index is None:
-        codes = query_codes(query, error_code)
-        rows = (
-            list(CaseLibrary.objects.filter(error_code__in=codes).order_by("case_id")[:limit])
-            if codes
-            else []
-        )
-        return _found([CaseMatch(row, 1.0, L0) for row in rows])
-    found = index.find(
-        query=query, error_code=error_code, limit=limit, threshold=settings.CASE_SEARCH_THRESHOLD
-    )
-    rows = CaseLibrary.objects.in_bulk([f.case_id for f in found])
-    # A case deleted since the index was built is simply not found.
+def cases_find(
+    *, query: str, error_code: str | None = None, limit: int, explain: bool = False
+) -> CasesFound:
+    """The cases that answer `query`: exact (L0) hits first, then similar (L1) ones
+    (caselibrary/search_engine.py). A case deleted since it was indexed is not found."""
+    ranked = rank_cases(query=query, error_code=error_code, limit=limit)
+    rows = CaseLibrary.objects.in_bulk([hit.case_id for hit in ranked.hits])
     matches = [
-        CaseMatch(rows[f.case_id], f.score, f.match_level) for f in found if f.case_id in rows
+        CaseMatch(
+            rows[hit.case_id],
+            1.0 if hit.match_level == L0 else (hit.cosine or hit.coverage or 0.0),
+            hit.match_level,
+            _explain(hit) if explain else None,
+        )
+        for hit in ranked.hits
+        if hit.case_id in rows
     ]
-    return _found(matches)
-
-
-def _found(matches: list[CaseMatch]) -> CasesFound:
     levels = {m.match_level for m in matches}
     level = L0 if L0 in levels else L1 if L1 in levels else NONE
-    return CasesFound(match_level=level, matches=matches)
+    return CasesFound(level, matches, degraded=ranked.degraded, embed_ms=ranked.embed_ms)
+
+
+def _explain(hit: Hit) -> dict[str, Any]:
+    return {
+        "lexicalRank": hit.lexical_rank,
+        "denseRank": hit.dense_rank,
+        "fusedScore": hit.score,
+        "cosine": hit.cosine,
+        "termCoverage": hit.coverage,
+        "passage": {"kind": hit.passage_kind, "text": hit.passage_text} if hit.passage_id else None,
+    }
 
 
 def session_case_searches(*, session_id: str) -> QuerySet[CaseSearch]:
@@ -154,15 +160,18 @@ class CaseIndexStatus:
 
 
 def case_index_status() -> CaseIndexStatus:
-    """What this process has loaded, and what the coordination row says."""
+    """What the index holds and what waits for the indexer: the embedding model of the
+    vectors (`loaded_version`), the cases indexed, the oldest change not yet indexed
+    (`requested_at`) and the indexer's lease (`building_since`)."""
     state = case_index_state()
-    index = holder.get(settings.CASE_INDEX_DIR)
+    indexed = CasePassage.objects.values("case_id").distinct().count()
+    oldest = CaseChange.objects.order_by("seq").values_list("changed_at", flat=True).first()
     return CaseIndexStatus(
-        loaded_version=index.version if index else None,
-        loaded_cases=index.cases if index else 0,
+        loaded_version=(state.version or None) if indexed else None,
+        loaded_cases=indexed,
         built_at=state.built_at,
         build_seconds=state.build_seconds,
-        requested_at=state.requested_at,
+        requested_at=oldest,
         building_since=state.building_since,
         findability=state.findability,
     )
@@ -175,13 +184,14 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
     """Search each case's title and error code; the shares found at L0 and in the top 3.
 
     With `sample`, that many cases spread evenly over the library (by case id). None
-    when no index is loaded.
+    when nothing is indexed yet.
     """
-    index = holder.get(settings.CASE_INDEX_DIR)
-    if index is None:
+    if not CasePassage.objects.exists():
         return None
-    step = max(1, index.cases // sample) if sample else 1
-    picked = [index.case_ids[doc].decode() for doc in range(0, index.cases, step)][: sample or None]
+    total = CaseLibrary.objects.count()
+    step = max(1, total // sample) if sample else 1
+    every = CaseLibrary.objects.order_by("case_id").values_list("case_id", flat=True)
+    picked = list(every.iterator())[::step][: sample or None]
     counts = {"title_l0": 0, "title_top3": 0, "code_l0": 0, "code_top3": 0, "with_code": 0}
     for start in range(0, len(picked), 1000):
         rows = CaseLibrary.objects.filter(case_id__in=picked[start : start + 1000]).values_list(
@@ -203,7 +213,7 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
     checked = len(picked)
     with_code = counts["with_code"]
     return {
-        "version": index.version,
+        "version": case_index_state().version,
         "cases": checked,
         "with_code": with_code,
         "title_l0": counts["title_l0"] / checked if checked else 0.0,

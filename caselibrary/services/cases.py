@@ -17,7 +17,7 @@ from caselibrary.models import (
     FaultCategory,
     SourceType,
 )
-from caselibrary.services.index import case_index_request_rebuild
+from caselibrary.services.index import case_index_request
 from config import metrics
 from diagnosis.models import DiagnosisSession
 
@@ -48,7 +48,7 @@ def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
         updated_by=SYSTEM_USER,
     )
     transaction.on_commit(partial(metrics.case_created, SourceType.AUTO.value), robust=True)
-    case_index_request_rebuild()
+    case_index_request()
     return case
 
 
@@ -77,7 +77,7 @@ def case_create_manual(
     _check_category(case.fault_category)
     case.full_clean()
     case.save(force_insert=True)
-    case_index_request_rebuild()
+    case_index_request()
     transaction.on_commit(partial(metrics.case_created, SourceType.MANUAL.value))
     return case
 
@@ -97,7 +97,7 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
     case.full_clean()
     case.save(update_fields=[*changes, "updated_by", "updated_at"])
     if changes.keys() & INDEXED_FIELDS:
-        case_index_request_rebuild()
+        case_index_request()
     return case
 
 
@@ -116,7 +116,7 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
     """
     deleted, _ = CaseLibrary.objects.filter(case_id__in=case_ids).delete()
     if deleted:
-        case_index_request_rebuild()
+        case_index_request()
     return deleted
 
 

@@ -1,125 +1,277 @@
-"""The search index: asking for a rebuild, claiming it, building it."""
+"""The search index, kept current one changed case at a time.
+
+Database triggers put every changed case (insert, update, delete, by any path) into
+case_change. The indexer, a task in the worker, takes the oldest changes, re-reads those
+cases, splits them into passages (caselibrary/passages.py), embeds what is new and writes
+passages, exact keys and vectors in one transaction that also deletes the changes it
+handled and logs the cases it indexed (case_index_log). Each serving process reads that
+log to reload the vectors it holds (caselibrary/search_backends/database.py).
+
+One indexer at a time: it holds a lease (CaseIndexState.building_since), renewed at each
+pass; a lease not renewed for INDEXER_LEASE_SECONDS is free. The indexer task runs for
+INDEXER_RUN_SECONDS, then hands over to its next run (it enqueues it); the minute's
+schedule restarts the chain if a worker died holding it.
+"""
+
+from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
+import numpy as np
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
-from caselibrary.models import CaseIndexState, CaseLibrary
-from caselibrary.search_index import BuildResult, CaseText, build
+from caselibrary.embedding import EMBEDDING_MODEL, embed_texts
+from caselibrary.error_codes import error_code_key, find_error_codes
+from caselibrary.models import (
+    CaseChange,
+    CaseIndexLog,
+    CaseIndexState,
+    CaseLibrary,
+    CasePassage,
+    CaseSearchKey,
+)
+from caselibrary.passages import case_passages
+from caselibrary.search_backends.base import IndexedPassage, get_backend
+from caselibrary.search_backends.database import DatabaseBackend
+from caselibrary.search_text import search_terms, text_key
 from caselibrary.services.proposals import cases_structure_new
 
 logger = logging.getLogger(__name__)
 
-INDEX_BATCH = 5_000
-# The rebuild task, by name: the tasks module imports this one.
-INDEX_TASK = "caselibrary.tasks.case_index_rebuild_task"
+INDEX_TASK = "caselibrary.tasks.case_indexer_task"
 INDEX_GROUP = "case-index"
+INDEX_BATCH = 64
+INDEXER_RUN_SECONDS = 20
+INDEXER_LEASE_SECONDS = 10
+# Serving processes read the log every fraction of a second; an hour is plenty.
+LOG_KEEP = timedelta(hours=1)
+
+_store = DatabaseBackend()
 
 
-def case_index_request_rebuild() -> None:
-    """Ask for the search index to be rebuilt, after the current transaction commits.
+@dataclass(frozen=True)
+class IndexRun:
+    cases: int
+    passages: int
+    embedded: int
+    seconds: float
 
-    Only the change that finds no rebuild pending enqueues one; a change made while a
-    rebuild runs asks again, and that rebuild builds once more when it finishes.
+
+def case_index_request() -> None:
+    """Index the current transaction's case changes as soon as it commits.
+
+    The triggers have already marked them, and the worker's indexer would find them
+    within CASE_INDEXER_POLL_SECONDS; this only starts an indexer at once where none
+    runs (a worker just started, or the task queue running inline).
     """
-    transaction.on_commit(_request_rebuild, robust=True)
+    transaction.on_commit(_request, robust=True)
 
 
-def _request_rebuild() -> None:
-    # One UPDATE, the whole cost of a change while a rebuild is pending. The state row is
-    # made by a migration; were it deleted, the minute's outcome sweep makes it again and
-    # asks for the rebuild of the cases made meanwhile.
-    asked = CaseIndexState.objects.filter(id=1, requested_at__isnull=True).update(
-        requested_at=timezone.now()
+def _request() -> None:
+    async_task(INDEX_TASK, group=INDEX_GROUP)
+
+
+def exact_keys(*, title: str, error_code: str | None) -> list[str]:
+    """The L0 keys of a case: its error code, the codes and alert names in its title, its
+    normalised title."""
+    codes = ([error_code] if error_code else []) + find_error_codes(title)
+    keys = [f"code:{error_code_key(code)}" for code in codes]
+    if text_key(title):
+        keys.append(f"title:{text_key(title)}")
+    return list(dict.fromkeys(key[:128] for key in keys))
+
+
+def embedding_input(title: str, kind: str, text: str) -> str:
+    """What a passage's vector is made of: a part of a case says more with its title."""
+    return text if kind == "title" else f"{title}\n{text}"
+
+
+def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
+    """Index the oldest `batch` changed cases; how many were indexed (0: none waiting)."""
+    started = time.monotonic()
+    changes = list(CaseChange.objects.order_by("seq").values_list("seq", "case_id")[:batch])
+    if not changes:
+        return IndexRun(0, 0, 0, 0.0)
+    case_ids = list(dict.fromkeys(case_id for _, case_id in changes))
+    passages, keys, embedded = _index_cases(case_ids)
+    with transaction.atomic():
+        _store.replace(case_ids, passages)
+        CaseSearchKey.objects.filter(case_id__in=case_ids).delete()
+        CaseSearchKey.objects.bulk_create(keys)
+        CaseChange.objects.filter(seq__in=[seq for seq, _ in changes]).delete()
+        CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in case_ids)
+    if settings.CASE_SEARCH_BACKEND != "database":
+        get_backend().replace(case_ids, passages)
+    return IndexRun(len(case_ids), len(passages), embedded, time.monotonic() - started)
+
+
+def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSearchKey], int]:
+    rows = CaseLibrary.objects.filter(case_id__in=case_ids).values_list(
+        "case_id", "title", "root_cause", "solution", "error_code"
     )
-    if asked:
-        async_task(INDEX_TASK, group=INDEX_GROUP, timeout=settings.CASE_INDEX_BUILD_TIMEOUT)
+    # The vectors already stored for the same text under the same model: an edit of the
+    # category, or a save that changed nothing, costs no embedding.
+    known = {
+        (case_id, text): bytes(vector)
+        for case_id, text, vector in CasePassage.objects.filter(
+            case_id__in=case_ids, model=EMBEDDING_MODEL
+        ).values_list("case_id", "text", "vector")
+    }
+    planned: list[tuple[str, int, str, str, str]] = []
+    keys: list[CaseSearchKey] = []
+    for case_id, title, root_cause, solution, error_code in rows:
+        for number, passage in enumerate(
+            case_passages(title=title, root_cause=root_cause, solution=solution)
+        ):
+            planned.append((case_id, number, passage.kind, passage.text, title))
+        keys += [
+            CaseSearchKey(case_id=case_id, key=key)
+            for key in exact_keys(title=title, error_code=error_code)
+        ]
+    todo = [i for i, (case_id, _, _, text, _) in enumerate(planned) if (case_id, text) not in known]
+    vectors = embed_texts([embedding_input(p[4], p[2], p[3]) for p in (planned[i] for i in todo)])
+    fresh = dict(zip(todo, vectors, strict=True))
+    passages = [
+        IndexedPassage(
+            passage_id=f"{case_id}:{number}",
+            case_pk=case_id,
+            kind=kind,
+            text=text,
+            terms=search_terms(text),
+            vector=fresh[i] if i in fresh else np.frombuffer(known[(case_id, text)], dtype="<f4"),
+        )
+        for i, (case_id, number, kind, text, _title) in enumerate(planned)
+    ]
+    return passages, keys, len(todo)
 
 
-def case_index_rebuild() -> BuildResult | None:
-    """Rebuild the search index if a rebuild is due and no other process is building.
-
-    The body of the rebuild task. It claims the build with a conditional UPDATE, clears
-    the request and builds; a change made while it builds asks again and is built in
-    the same call, so a burst of changes costs at most two builds. None when another
-    process holds the build (it sees the request when it finishes).
-    """
-    result = None
-    while True:
-        if not CaseIndexState.objects.filter(id=1, requested_at__isnull=False).exists():
-            return result
-        if not _claim_build():
-            return result
-        try:
-            CaseIndexState.objects.filter(id=1).update(requested_at=None)
-            result = _build_now()
-        finally:
-            CaseIndexState.objects.filter(id=1).update(building_since=None)
+# --- the indexer's lease and loop ----------------------------------------------------
 
 
-def case_index_build() -> BuildResult:
-    """Build the index now, whatever was asked (the `case_index --build` command)."""
-    if not _claim_build():
-        raise ValidationError("Another process is building the case index right now.")
-    try:
-        CaseIndexState.objects.filter(id=1).update(requested_at=None)
-        return _build_now()
-    finally:
-        CaseIndexState.objects.filter(id=1).update(building_since=None)
-
-
-def _claim_build() -> bool:
+def _claim() -> object | None:
+    """Take the indexer's lease; its stamp, or None when another indexer holds it."""
     CaseIndexState.objects.get_or_create(id=1)
     now = timezone.now()
-    stale = now - timedelta(seconds=settings.CASE_INDEX_BUILD_TIMEOUT)
-    return bool(
+    stale = now - timedelta(seconds=INDEXER_LEASE_SECONDS)
+    taken = (
         CaseIndexState.objects.filter(id=1)
         .filter(Q(building_since__isnull=True) | Q(building_since__lt=stale))
         .update(building_since=now)
     )
+    return now if taken else None
 
 
-def _build_now() -> BuildResult:
-    cases_structure_new()  # new cases' error codes are searched too
-    result = build(_cases_in_key_order(), settings.CASE_INDEX_DIR)
-    CaseIndexState.objects.filter(id=1).update(
-        version=result.version,
-        built_at=timezone.now(),
-        cases=result.cases,
-        build_seconds=round(result.seconds, 3),
+def _renew(stamp: object) -> object | None:
+    now = timezone.now()
+    kept = CaseIndexState.objects.filter(id=1, building_since=stamp).update(building_since=now)
+    return now if kept else None
+
+
+def _release(stamp: object) -> None:
+    CaseIndexState.objects.filter(id=1, building_since=stamp).update(
+        building_since=None, version=EMBEDDING_MODEL
     )
-    logger.info(
-        "case index built",
-        extra={"version": result.version, "cases": result.cases, "seconds": result.seconds},
-    )
-    return result
 
 
-def _cases_in_key_order() -> Iterator[CaseText]:
-    # Keyset batches: a million cases never sit in memory as rows at once, and the order
-    # (case_id) is the same on every database, so ties rank the same everywhere.
-    last = ""
-    while True:
-        batch = list(
-            CaseLibrary.objects.filter(case_id__gt=last)
-            .order_by("case_id")
-            .values_list("case_id", "title", "root_cause", "solution", "error_code")[:INDEX_BATCH]
+def case_indexer_run(*, seconds: float) -> int | None:
+    """Index changes as they come for `seconds` (0: until none is left). The cases
+    indexed, or None when another indexer holds the lease."""
+    stamp = _claim()
+    if stamp is None:
+        return None
+    cases = 0
+    deadline = time.monotonic() + seconds
+    try:
+        cases_structure_new()  # new AUTO cases' error codes are exact keys too
+        while stamp is not None:
+            run = case_index_pending()
+            cases += run.cases
+            if run.cases:
+                logger.info(
+                    "cases indexed",
+                    extra={"cases": run.cases, "embedded": run.embedded, "seconds": run.seconds},
+                )
+                CaseIndexState.objects.filter(id=1).update(built_at=timezone.now())
+            elif seconds <= 0 or time.monotonic() >= deadline:
+                break
+            else:
+                time.sleep(settings.CASE_INDEXER_POLL_SECONDS)
+            if seconds > 0 and time.monotonic() >= deadline:
+                break
+            stamp = _renew(stamp)
+        CaseIndexLog.objects.filter(indexed_at__lt=timezone.now() - LOG_KEEP).delete()
+    finally:
+        if stamp is not None:
+            _release(stamp)
+    return cases
+
+
+def case_index_build() -> int:
+    """Index every waiting change now, in this process (tests, the demo data, the
+    `reindex_cases` command). Raises when an indexer elsewhere holds the lease."""
+    from django.core.exceptions import ValidationError
+
+    done = case_indexer_run(seconds=0)
+    if done is None:
+        raise ValidationError("Another process is indexing the case library right now.")
+    return done
+
+
+def cases_mark_for_reindex(*, everything: bool) -> int:
+    """Put cases back in the indexer's queue: those whose vectors are of another model
+    (or missing), or all of them. Resumable: a case indexed meanwhile is simply indexed
+    again. The number of cases marked."""
+    if everything:
+        ids: Iterable[str] = CaseLibrary.objects.values_list("case_id", flat=True).iterator()
+    else:
+        current = CasePassage.objects.filter(model=EMBEDDING_MODEL).values("case_id")
+        ids = (
+            CaseLibrary.objects.exclude(case_id__in=current)
+            .values_list("case_id", flat=True)
+            .iterator()
         )
-        if not batch:
-            return
-        for case_id, title, root_cause, solution, error_code in batch:
-            yield CaseText(case_id, title, root_cause or "", solution or "", error_code)
-        last = batch[-1][0]
+    marked = 0
+    chunk: list[CaseChange] = []
+    for case_id in ids:
+        chunk.append(CaseChange(case_id=case_id))
+        if len(chunk) == 1000:
+            CaseChange.objects.bulk_create(chunk)
+            marked, chunk = marked + len(chunk), []
+    CaseChange.objects.bulk_create(chunk)
+    return marked + len(chunk)
 
 
-def case_index_record_findability(*, report: dict[str, Any]) -> None:
+def case_index_drain(*, progress: Callable[[int], None]) -> int:
+    """Index every waiting change in batches, reporting each batch's size (reindex_cases).
+    Holds the lease throughout; raises when another indexer holds it."""
+    from django.core.exceptions import ValidationError
+
+    stamp = _claim()
+    if stamp is None:
+        raise ValidationError("Another process is indexing the case library right now.")
+    done = 0
+    try:
+        while stamp is not None:
+            run = case_index_pending()
+            if not run.cases:
+                break
+            done += run.cases
+            progress(run.cases)
+            stamp = _renew(stamp)
+    finally:
+        if stamp is not None:
+            _release(stamp)
+    return done
+
+
+def case_index_record_findability(*, report: dict) -> None:
     CaseIndexState.objects.get_or_create(id=1)
     CaseIndexState.objects.filter(id=1).update(findability=report)

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from caselibrary.models import CaseIndexState, CaseLibrary, CaseReuse, CaseSearchHit
-from caselibrary.services.index import case_index_request_rebuild
+from caselibrary.services.index import case_index_request
 from caselibrary.services.proposals import cases_structure_new
 from diagnosis.models import Feedback
 
@@ -73,5 +73,5 @@ def case_outcomes_sweep() -> int:
     CaseIndexState.objects.filter(id=1).update(outcomes_swept_at=started)
     # A case whose rebuild request was lost (a killed worker) is structured here.
     if cases_structure_new():
-        case_index_request_rebuild()
+        case_index_request()
     return recounted

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Case, F, When
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit
-from caselibrary.search_index import L0, L1
+from caselibrary.search_engine import L0, L1
 from caselibrary.search_text import text_key
 from caselibrary.selectors import CasesFound, cases_find
 from config import metrics
@@ -40,6 +40,7 @@ def case_search(
     error_code: str | None = None,
     limit: int = DEFAULT_SEARCH_LIMIT,
     session_id: str | None = None,
+    explain: bool = False,
 ) -> SearchOutcome:
     """Ask the case library "have we seen this before?".
 
@@ -54,9 +55,11 @@ def case_search(
     if session_id is not None:
         _check_session_running(session_id)
     started = time.monotonic()
-    found = cases_find(query=query, error_code=error_code, limit=limit)
+    found = cases_find(query=query, error_code=error_code, limit=limit, explain=explain)
     duration_ms = round((time.monotonic() - started) * 1000)
-    metrics.case_search(found.match_level)
+    if found.degraded:
+        logger.warning("case search degraded to terms alone: the embedding model failed")
+    metrics.case_search(found.match_level, degraded=found.degraded, embed_ms=found.embed_ms)
     if session_id is None:
         return SearchOutcome(found=found)
     return _record_search(

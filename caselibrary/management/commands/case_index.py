@@ -1,4 +1,4 @@
-"""Build the case library's search index now, or say what the current one holds."""
+"""Index the waiting case changes now, or say what the index holds."""
 
 from typing import Any
 
@@ -12,31 +12,28 @@ from diagnosis.management.commands._base import ServiceCommand
 
 class Command(ServiceCommand):
     help = (
-        "Build the case-search index from the case library (a task does this after every "
-        "change; run it on a machine whose index directory is not shared, or after a restore)."
+        "Index the case changes waiting for the indexer now (the worker does this within "
+        "seconds of every change), or say what the index holds."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--build", action="store_true", help="build it now")
+        parser.add_argument("--build", action="store_true", help="index what is waiting now")
 
     def handle(self, *args: Any, build: bool, **options: Any) -> None:
         if build:
             try:
-                result = case_index_build()
+                cases = case_index_build()
             except ValidationError as error:
                 raise CommandError("; ".join(error.messages)) from None
-            self.stdout.write(
-                f"Indexed {result.cases} cases ({result.terms} terms) in {result.seconds:.1f}s: "
-                f"version {result.version}."
-            )
+            self.stdout.write(f"Indexed {cases} changed cases.")
             return
         status = case_index_status()
         if status.loaded_version is None:
-            self.stdout.write("No index is built yet: run with --build.")
+            self.stdout.write("Nothing is indexed yet: start the worker, or run with --build.")
         else:
             self.stdout.write(
-                f"Version {status.loaded_version}: {status.loaded_cases} cases "
-                f"(built {status.built_at:%Y-%m-%d %H:%M:%S} in {status.build_seconds:.1f}s)."
+                f"{status.loaded_cases} cases indexed with {status.loaded_version}"
+                + (f", last at {status.built_at:%Y-%m-%d %H:%M:%S}." if status.built_at else ".")
             )
         if status.requested_at:
-            self.stdout.write(f"A rebuild is waiting (asked at {status.requested_at:%H:%M:%S}).")
+            self.stdout.write(f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S}).")

@@ -1,0 +1,238 @@
+"""The default backend: passages in this database, no other server.
+
+Lexical ranking by the database's own full-text engine over `case_passage.lexemes`:
+SQLite's FTS5 with its bm25() on SQLite; on MariaDB/MySQL an InnoDB FULLTEXT index in
+natural-language mode (InnoDB ranks by a TF-IDF variant, not BM25; its parser drops
+words shorter than innodb_ft_min_token_size (3), words on its stopword list, and cuts at
+every character that is not a letter or digit). Neither engine can cut Chinese, so the
+terms arrive already cut (search_text.search_terms), and each term is stored as a
+fixed-length key of letters and digits (`lexeme`): no term is too short, a stopword or
+split by the engine, on either database, and both see the same terms.
+
+Dense ranking exact, in memory: each serving process holds every passage vector of the
+current embedding model in one float32 matrix (a row per passage) and keeps it current
+by the indexer's log (case_index_log): every CASE_SEARCH_REFRESH_SECONDS at most, the
+cases logged past the last entry it applied are reloaded from case_passage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
+from caselibrary.models import CaseIndexLog, CasePassage
+from caselibrary.search_backends.base import IndexedPassage, rrf_fuse
+
+LOAD_BATCH = 5_000
+# A process that has not refreshed for this long reloads everything: the log it would
+# read may have been pruned meanwhile (caselibrary/services/index.py keeps an hour).
+FULL_RELOAD_AFTER_SECONDS = 1800
+
+
+def lexeme(term: str) -> str:
+    """A term as the full-text engines index it: "t" and 15 hex digits."""
+    return "t" + hashlib.blake2b(term.encode(), digest_size=8).hexdigest()[:15]
+
+
+def lexemes(terms: str) -> str:
+    return " ".join(lexeme(term) for term in terms.split())
+
+
+def passage_id(case_id: str, number: int) -> str:
+    return f"{case_id}:{number}"
+
+
+class VectorMatrix:
+    """Every passage vector of one model, by passage id, searched exactly."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self.live = np.zeros(0, dtype=bool)
+        self.ids: list[str | None] = []
+        self.rows: dict[str, list[int]] = {}  # case id -> its rows
+        self.free: list[int] = []
+
+    def __len__(self) -> int:
+        return int(self.live.sum())
+
+    def drop(self, case_id: str) -> None:
+        for row in self.rows.pop(case_id, []):
+            self.live[row] = False
+            self.ids[row] = None
+            self.free.append(row)
+
+    def add(self, case_id: str, ids: list[str], vectors: np.ndarray) -> None:
+        rows = self.rows.setdefault(case_id, [])
+        for pid, vector in zip(ids, vectors, strict=True):
+            row = self.free.pop() if self.free else self._grow()
+            self.matrix[row] = vector
+            self.live[row] = True
+            self.ids[row] = pid
+            rows.append(row)
+
+    def _grow(self) -> int:
+        used = len(self.ids)
+        if used == len(self.matrix):
+            capacity = max(1024, used * 3 // 2)
+            matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+            matrix[:used] = self.matrix[:used]
+            live = np.zeros(capacity, dtype=bool)
+            live[:used] = self.live[:used]
+            self.matrix, self.live = matrix, live
+        self.ids.append(None)
+        return used
+
+    def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        used = len(self.ids)
+        if not used:
+            return []
+        matrix, live = self.matrix[:used], self.live[:used]
+        scores = matrix @ vector
+        scores[~live] = -np.inf
+        limit = min(limit, used)
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self.ids[row], float(scores[row])) for row in top if live[row]]
+
+
+class DatabaseBackend:
+    name = "database"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._vectors: VectorMatrix | None = None
+        self._seq = 0
+        self._checked = 0.0
+
+    # --- writing -----------------------------------------------------------------
+
+    def replace(self, case_pks: Sequence[str], passages: Sequence[IndexedPassage]) -> None:
+        with transaction.atomic():
+            CasePassage.objects.filter(case_id__in=list(case_pks)).delete()
+            CasePassage.objects.bulk_create(
+                CasePassage(
+                    case_id=p.case_pk,
+                    number=int(p.passage_id.rpartition(":")[2]),
+                    kind=p.kind,
+                    text=p.text,
+                    terms=p.terms,
+                    lexemes=lexemes(p.terms),
+                    vector=np.asarray(p.vector, dtype="<f4").tobytes(),
+                    model=EMBEDDING_MODEL,
+                )
+                for p in passages
+            )
+
+    def clear(self) -> None:
+        CasePassage.objects.all().delete()
+        self.forget()
+
+    def count(self) -> int:
+        return CasePassage.objects.count()
+
+    # --- reading -----------------------------------------------------------------
+
+    def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
+        keys = list(dict.fromkeys(lexemes(terms).split()))
+        if not keys:
+            return []
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                # bm25() is lower for better matches: its negation, best first.
+                cursor.execute(
+                    "SELECT p.case_id, p.number, -bm25(case_passage_fts) AS score"
+                    " FROM case_passage_fts JOIN case_passage p ON p.id = case_passage_fts.rowid"
+                    " WHERE case_passage_fts MATCH %s ORDER BY score DESC, p.id LIMIT %s",
+                    [" OR ".join(keys), limit],
+                )
+            else:
+                cursor.execute(
+                    "SELECT case_id, number, MATCH (lexemes) AGAINST (%s) AS score"
+                    " FROM case_passage WHERE MATCH (lexemes) AGAINST (%s)"
+                    " ORDER BY score DESC, id LIMIT %s",
+                    [" ".join(keys), " ".join(keys), limit],
+                )
+            return [(passage_id(c, n), float(s)) for c, n, s in cursor.fetchall()]
+
+    def dense(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        return self.vectors().nearest(np.asarray(vector, dtype=np.float32), limit)
+
+    def hybrid(
+        self, terms: str, vector: np.ndarray, limit: int, rrf_k: int
+    ) -> list[tuple[str, float]]:
+        depth = max(limit, settings.CASE_SEARCH_DEPTH)
+        rankings = [self.lexical(terms, depth), self.dense(vector, depth)]
+        return rrf_fuse(rankings, k=rrf_k, limit=limit)
+
+    # --- the in-memory vectors ----------------------------------------------------
+
+    def vectors(self) -> VectorMatrix:
+        """The vectors, refreshed from the indexer's log when due."""
+        now = time.monotonic()
+        if self._vectors is not None and now - self._checked < settings.CASE_SEARCH_REFRESH_SECONDS:
+            return self._vectors
+        with self._lock:
+            if self._vectors is None or now - self._checked > FULL_RELOAD_AFTER_SECONDS:
+                self._load_all()
+            elif now - self._checked >= settings.CASE_SEARCH_REFRESH_SECONDS:
+                self._apply_log()
+            self._checked = time.monotonic()
+            return self._vectors
+
+    def forget(self) -> None:
+        with self._lock:
+            self._vectors, self._seq, self._checked = None, 0, 0.0
+
+    def _load_all(self) -> None:
+        # The log position first: a case indexed while the passages are read is read
+        # again at the next refresh, never missed.
+        seq = CaseIndexLog.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
+        vectors = VectorMatrix(EMBEDDING_DIM)
+        last = 0
+        while True:
+            batch = list(
+                CasePassage.objects.filter(model=EMBEDDING_MODEL, id__gt=last)
+                .order_by("id")
+                .values_list("id", "case_id", "number", "vector")[:LOAD_BATCH]
+            )
+            if not batch:
+                break
+            self._add_rows(vectors, [row[1:] for row in batch])
+            last = batch[-1][0]
+        self._vectors, self._seq = vectors, seq
+
+    def _apply_log(self) -> None:
+        entries = list(
+            CaseIndexLog.objects.filter(seq__gt=self._seq)
+            .order_by("seq")
+            .values_list("seq", "case_id")[:LOAD_BATCH]
+        )
+        if not entries:
+            return
+        case_ids = list(dict.fromkeys(case_id for _, case_id in entries))
+        rows = CasePassage.objects.filter(case_id__in=case_ids, model=EMBEDDING_MODEL)
+        rows = list(rows.order_by("case_id", "number").values_list("case_id", "number", "vector"))
+        for case_id in case_ids:
+            self._vectors.drop(case_id)
+        self._add_rows(self._vectors, rows)
+        self._seq = entries[-1][0]
+
+    @staticmethod
+    def _add_rows(vectors: VectorMatrix, rows: list[tuple[str, int, bytes]]) -> None:
+        by_case: dict[str, tuple[list[str], list[bytes]]] = {}
+        for case_id, number, blob in rows:
+            ids, blobs = by_case.setdefault(case_id, ([], []))
+            ids.append(passage_id(case_id, number))
+            blobs.append(bytes(blob))
+        for case_id, (ids, blobs) in by_case.items():
+            matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), EMBEDDING_DIM)
+            vectors.drop(case_id)
+            vectors.add(case_id, ids, matrix)

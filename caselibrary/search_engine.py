@@ -1,0 +1,162 @@
+"""How a question finds cases: exact keys first, then passages ranked by a lexical and a
+dense ranking fused by reciprocal rank, grouped into cases by their best passage, and an
+answer-or-NONE decision calibrated on the labelled questions (tests/search_quality/).
+
+- L0: an error code or alert name of the question (or the one given) is one of a case's
+  codes, or the question is a case's title (case_search_key, exact lookups).
+- L1: the cases whose best passage ranks high in the fused ranking and passes the
+  decision: its cosine to the question at least CASE_SEARCH_MIN_COSINE, or, when the
+  embedding model is unavailable (a degraded, lexical-only search), at least
+  CASE_SEARCH_MIN_COVERAGE of the question's terms found in the passage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+
+from caselibrary.embedding import EmbeddingUnavailable, embed_query
+from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
+from caselibrary.models import CasePassage, CaseSearchKey
+from caselibrary.search_backends.base import SearchBackend, get_backend, rrf_fuse
+from caselibrary.search_text import normalise_text, search_terms, text_key
+
+L0 = "L0"
+L1 = "L1"
+NONE = "NONE"
+
+
+@dataclass(frozen=True)
+class Hit:
+    case_id: str
+    score: float
+    match_level: str
+    passage_id: str | None = None
+    passage_kind: str = ""
+    passage_text: str = ""
+    lexical_rank: int | None = None
+    dense_rank: int | None = None
+    cosine: float | None = None
+    coverage: float | None = None
+
+
+@dataclass(frozen=True)
+class Ranked:
+    hits: list[Hit]
+    degraded: bool = False
+    embed_ms: float = 0.0
+    # Every candidate with its features, before the decision (the quality harness).
+    candidates: list[Hit] = field(default_factory=list)
+
+
+def query_codes(query: str, error_code: str | None = None) -> list[str]:
+    """The error codes a search looks for: the one given, then those in the query."""
+    codes = find_error_codes(query)
+    if error_code:
+        codes = [normalise_error_code(error_code), *codes]
+    return list(dict.fromkeys(codes))
+
+
+def exact_case_ids(query: str, error_code: str | None) -> list[str]:
+    keys = [f"code:{error_code_key(code)}"[:128] for code in query_codes(query, error_code)]
+    if normalise_text(query):
+        keys.append(f"title:{text_key(query)}")
+    found = CaseSearchKey.objects.filter(key__in=keys).order_by("case_id")
+    return list(dict.fromkeys(found.values_list("case_id", flat=True)))
+
+
+def accepted(hit: Hit, *, degraded: bool) -> bool:
+    """The answer-or-NONE decision for one candidate case."""
+    if degraded or hit.cosine is None:
+        return (hit.coverage or 0.0) >= settings.CASE_SEARCH_MIN_COVERAGE
+    return hit.cosine >= settings.CASE_SEARCH_MIN_COSINE or (
+        (hit.coverage or 0.0) >= settings.CASE_SEARCH_MIN_COVERAGE
+        and hit.cosine >= settings.CASE_SEARCH_MIN_COSINE_WITH_TERMS
+    )
+
+
+def rank_cases(
+    *,
+    query: str,
+    error_code: str | None = None,
+    limit: int,
+    backend: SearchBackend | None = None,
+    embed: Callable[[str], np.ndarray] = embed_query,
+) -> Ranked:
+    backend = backend or get_backend()
+    depth = max(settings.CASE_SEARCH_DEPTH, limit * 4)
+    exact = exact_case_ids(query, error_code)
+    terms = search_terms(query)
+    lexical = backend.lexical(terms, depth) if terms else []
+    dense: list[tuple[str, float]] = []
+    degraded, embed_ms = False, 0.0
+    started = time.perf_counter()
+    try:
+        dense = backend.dense(embed(query), depth)
+    except EmbeddingUnavailable:
+        degraded = True
+    embed_ms = (time.perf_counter() - started) * 1000
+    fused = rrf_fuse([lexical, dense], k=settings.CASE_SEARCH_RRF_K, limit=depth * 2)
+    lexical_rank = {pid: rank for rank, (pid, _) in enumerate(lexical, start=1)}
+    dense_rank = {pid: rank for rank, (pid, _) in enumerate(dense, start=1)}
+    cosine = dict(dense)
+    # Each case by its best passage, in fused order.
+    best: dict[str, tuple[str, float]] = {}
+    for pid, score in fused:
+        case_id = pid.rpartition(":")[0]
+        if case_id not in best:
+            best[case_id] = (pid, score)
+    for case_id in exact:
+        best.setdefault(case_id, ("", 0.0))
+    texts = _passages([pid for pid, _ in list(best.values())[: limit + len(exact) + 10] if pid])
+    query_terms = set(terms.split())
+    candidates = []
+    for case_id, (pid, score) in best.items():
+        kind, text, passage_terms = texts.get(pid, ("", "", ""))
+        case_cos = max(
+            (c for p, c in dense if p.rpartition(":")[0] == case_id), default=None
+        )
+        coverage = (
+            len(query_terms & set(passage_terms.split())) / len(query_terms)
+            if query_terms and pid in texts
+            else None
+        )
+        candidates.append(
+            Hit(
+                case_id=case_id,
+                score=round(score, 6),
+                match_level=L0 if case_id in exact else L1,
+                passage_id=pid or None,
+                passage_kind=kind,
+                passage_text=text,
+                lexical_rank=lexical_rank.get(pid),
+                dense_rank=dense_rank.get(pid),
+                cosine=None if case_cos is None else round(case_cos, 4),
+                coverage=None if coverage is None else round(coverage, 4),
+            )
+        )
+    l0 = [hit for hit in candidates if hit.match_level == L0]
+    l1 = [hit for hit in candidates if hit.match_level == L1 and accepted(hit, degraded=degraded)]
+    hits = (l0 + l1)[:limit]
+    return Ranked(hits=hits, degraded=degraded, embed_ms=embed_ms, candidates=candidates)
+
+
+def _passages(passage_ids: list[str]) -> dict[str, tuple[str, str, str]]:
+    if not passage_ids:
+        return {}
+    wanted = {}
+    for pid in passage_ids:
+        case_id, _, number = pid.rpartition(":")
+        wanted.setdefault(case_id, set()).add(int(number))
+    rows = CasePassage.objects.filter(case_id__in=list(wanted)).values_list(
+        "case_id", "number", "kind", "text", "terms"
+    )
+    return {
+        f"{case_id}:{number}": (kind, text, terms)
+        for case_id, number, kind, text, terms in rows
+        if number in wanted[case_id]
+    }
