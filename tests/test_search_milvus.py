@@ -11,7 +11,7 @@ import pytest
 from pymilvus import MilvusClient
 
 from caselibrary.embedding import EMBEDDING_DIM
-from caselibrary.search_backends import base
+from caselibrary.search_backends import base, milvus
 from caselibrary.search_backends.base import IndexedPassage, get_backend, rrf_fuse
 from caselibrary.search_backends.milvus import BackendUnavailable, IndexStale, MilvusBackend
 from caselibrary.search_text import search_terms
@@ -199,16 +199,16 @@ def test_passages_of_a_case_not_being_replaced_are_refused(backend: MilvusBacken
         backend.replace(["a"], [passage("b", 0, "二")])
 
 
-def test_a_collection_built_for_another_model_is_refused_until_rebuilt(
+def test_a_collection_that_records_another_model_is_refused_until_rebuilt(
     backend: MilvusBackend, milvus_uri: str
 ) -> None:
     backend.replace(["a"], [passage("a", 0, "旧模型的向量")])
     MilvusClient(uri=milvus_uri).alter_collection_properties(
         backend.collection, properties={"caselibrary.embedding_model": "another-model"}
     )
-    fresh = MilvusBackend(uri=milvus_uri, collection=backend.collection)
+    fresh = MilvusBackend(uri=milvus_uri, collection=backend.collection_prefix)
 
-    with pytest.raises(IndexStale, match="reindex_cases"):
+    with pytest.raises(IndexStale, match="reindex_cases --all"):
         fresh.lexical(search_terms("旧模型"), 10)
     with pytest.raises(IndexStale):
         fresh.replace(["a"], [passage("a", 0, "新模型")])
@@ -216,6 +216,22 @@ def test_a_collection_built_for_another_model_is_refused_until_rebuilt(
     fresh.clear()
     fresh.replace(["a"], [passage("a", 0, "新模型的向量")])
     assert ids(fresh.lexical(search_terms("新模型"), 10)) == ["a:0"]
+
+
+def test_another_embedding_model_indexes_into_a_collection_of_its_own(
+    backend: MilvusBackend, milvus_uri: str, monkeypatch
+) -> None:
+    backend.replace(["a"], [passage("a", 0, "旧模型的向量")])
+    prefix = backend.collection_prefix
+    monkeypatch.setattr(milvus, "EMBEDDING_MODEL", "another-model")
+
+    changed = MilvusBackend(uri=milvus_uri, collection=prefix)
+
+    assert changed.collection.startswith(prefix) and changed.collection != backend.collection
+    assert changed.count() == 0
+    changed.replace(["a"], [passage("a", 0, "新模型的向量")])
+    assert ids(changed.lexical(search_terms("新模型"), 10)) == ["a:0"]
+    assert ids(backend.lexical(search_terms("旧模型"), 10)) == ["a:0"]
 
 
 def test_an_unreachable_server_raises_a_clear_error_without_the_token() -> None:

@@ -5,7 +5,8 @@ the passages, ranks them by BM25 (a BM25 function turns the terms into a sparse 
 on insert and on search) and by cosine over an HNSW index, and fuses both with
 `hybrid_search` and reciprocal-rank fusion. docs/search-milvus.md says how to run it.
 
-One collection, made when missing:
+One collection per embedding model, made when missing, named MILVUS_COLLECTION + "_" + a
+tag of the model and the terms' spelling (`case_passages_1a2b3c4d`):
 
     passage_id  VARCHAR primary key ("<case_id>:<n>")
     case_pk     VARCHAR, INVERTED index (a case's passages are deleted by it)
@@ -15,10 +16,11 @@ One collection, made when missing:
     sparse      SPARSE_FLOAT_VECTOR, the BM25 function's output, BM25 index
     vector      FLOAT_VECTOR(EMBEDDING_DIM), HNSW, COSINE
 
-The collection records the embedding model and the terms' spelling in its properties. A
-process whose model differs refuses to read or write it (IndexStale) until
-`manage.py reindex_cases` has rebuilt it (its clear() drops and makes the collection
-anew).
+A change of model (or dimension, or spelling) therefore starts an empty collection of its
+own, which `manage.py reindex_cases` fills (it re-indexes the cases whose vectors are of
+another model); the old one can be dropped once it is done. The collection also records
+the three in its properties, and a process refuses a collection that says otherwise
+(IndexStale: made by hand, or by another version of this code).
 
 Every failure (server down, timeout, refused request) is raised as BackendUnavailable, so
 the search service can answer without the index and say so; nothing here lets a raw
@@ -72,8 +74,8 @@ class BackendUnavailable(RuntimeError):
 
 
 class IndexStale(BackendUnavailable):
-    """The collection was built for another embedding model or terms spelling: rebuild it
-    with `manage.py reindex_cases`."""
+    """The collection says it holds another model's vectors or another terms spelling than
+    its name promises: rebuild it (`manage.py reindex_cases --all` after clear())."""
 
 
 def engine_terms(terms: str) -> str:
@@ -88,6 +90,20 @@ def engine_terms(terms: str) -> str:
     return " ".join(
         "w" + hashlib.blake2b(token.encode(), digest_size=8).hexdigest() for token in terms.split()
     )
+
+
+def _index_properties() -> dict[str, str]:
+    return {
+        _PROPERTY_MODEL: EMBEDDING_MODEL,
+        _PROPERTY_DIM: str(EMBEDDING_DIM),
+        _PROPERTY_TERMS: TERMS_SPELLING,
+    }
+
+
+def index_tag() -> str:
+    """Eight hex digits naming what the collection's vectors and terms are made with."""
+    made_with = "|".join(_index_properties().values())
+    return hashlib.blake2b(made_with.encode(), digest_size=4).hexdigest()
 
 
 def _clip(text: str, max_bytes: int) -> str:
@@ -137,7 +153,10 @@ class MilvusBackend:
     ) -> None:
         self.uri = uri if uri is not None else settings.MILVUS_URI
         self._token = token if token is not None else settings.MILVUS_TOKEN
-        self.collection = collection if collection is not None else settings.MILVUS_COLLECTION
+        self.collection_prefix = (
+            collection if collection is not None else settings.MILVUS_COLLECTION
+        )
+        self.collection = f"{self.collection_prefix}_{index_tag()}"
         self.timeout = timeout if timeout is not None else settings.MILVUS_TIMEOUT
         self._client: MilvusClient | None = None
         self._checked = False
@@ -313,22 +332,15 @@ class MilvusBackend:
                     self._checked = True
         return client
 
-    def _expected_properties(self) -> dict[str, str]:
-        return {
-            _PROPERTY_MODEL: EMBEDDING_MODEL,
-            _PROPERTY_DIM: str(EMBEDDING_DIM),
-            _PROPERTY_TERMS: TERMS_SPELLING,
-        }
-
     def _check(self, client: MilvusClient) -> None:
         found = client.describe_collection(self.collection, timeout=self.timeout)
         recorded = found.get("properties") or {}
-        for key, expected in self._expected_properties().items():
+        for key, expected in _index_properties().items():
             if recorded.get(key) != expected:
                 raise IndexStale(
                     f"Milvus collection {self.collection!r} was built with {key}="
-                    f"{recorded.get(key)!r}, this process uses {expected!r}: "
-                    "rebuild it with `manage.py reindex_cases`."
+                    f"{recorded.get(key)!r}, this process uses {expected!r}: drop it and "
+                    "rebuild it with `manage.py reindex_cases --all`."
                 )
 
     def _load(self, client: MilvusClient) -> None:
@@ -377,7 +389,7 @@ class MilvusBackend:
                 schema=schema,
                 index_params=indexes,
                 consistency_level="Strong",
-                properties=self._expected_properties(),
+                properties=_index_properties(),
                 timeout=self.timeout,
             )
         except Exception:
