@@ -285,6 +285,18 @@ class MilvusBackend:
             )
         return int(rows[0]["count(*)"]) if rows else 0
 
+    def drop(self) -> None:
+        """Drop this model's collection (the benchmark's, or a collection left behind)."""
+        with self._errors("drop"):
+            self._connected().drop_collection(self.collection, timeout=self.timeout)
+            self._checked = False
+
+    def flush(self) -> None:
+        """Seal what was written into indexed segments now (after a bulk load: a server
+        does it by size and time on its own; Milvus Lite searches unsealed rows slowly)."""
+        with self._errors("flush"):
+            self._ready_client().flush(self.collection, timeout=max(self.timeout, 600))
+
     # --- the collection ---------------------------------------------------------------
 
     def _connected(self) -> MilvusClient:
@@ -438,7 +450,10 @@ class MilvusBackend:
             # come back (the client does not always find it again by itself), or the
             # collection been dropped and made again.
             self._forget_client()
-            message = getattr(exc, "message", None) or type(exc).__name__
+            if isinstance(exc, RpcError):
+                message = f"{exc.code().name} {exc.details()}"
+            else:
+                message = getattr(exc, "message", None) or type(exc).__name__
             raise BackendUnavailable(
                 f"Milvus at {self._where} failed the {what}: {message}"
             ) from exc

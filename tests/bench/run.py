@@ -27,7 +27,7 @@ from tests.bench import procs
 
 DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/diagnosis_bench"
 RESULTS = procs.ROOT / "bench-results"
-STEPS = ("load", "scoring", "opinion", "rescore", "admin", "export", "search")
+STEPS = ("load", "scoring", "opinion", "rescore", "admin", "export", "search", "search_milvus")
 
 
 @dataclass(frozen=True)
@@ -565,6 +565,14 @@ class Benchmark:
             rounds=self.options.rounds or self.scale.rounds,
         )
 
+    # --- search on the Milvus backend (BENCH_MILVUS_URI, else Milvus Lite) -------------
+
+    def search_milvus(self) -> None:
+        from tests.bench import search_milvus
+
+        cases = self.options.search_cases or (10_000 if self.scale.name == "small" else 100_000)
+        self.results["search_milvus"] = search_milvus.run(cases=cases)
+
     # --- all --------------------------------------------------------------------------
 
     def run(self) -> Path:
@@ -606,6 +614,8 @@ class Benchmark:
                 self.results["exports"] = export.run(env=self.env, logs=self.logs)
             if "search" in self.options.only:
                 self.search()
+            if "search_milvus" in self.options.only:
+                self.search_milvus()
         finally:
             if previous is not None and previous != wanted:
                 set_buffer_pool(previous)
