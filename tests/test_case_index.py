@@ -136,6 +136,8 @@ def test_an_indexer_that_died_does_not_block_the_next() -> None:
     assert CaseIndexState.objects.get().building_since is None
 
 
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
 def test_searches_keep_answering_while_the_library_is_reindexed() -> None:
     case = CaseLibraryFactory(title="Kafka consumer lag keeps growing", error_code=None)
     case_index_build()
