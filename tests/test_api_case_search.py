@@ -132,7 +132,13 @@ def test_similar_wording_is_a_similar_hit(api, library, query: str, case: str) -
 def test_a_question_the_library_cannot_answer_finds_nothing(api, library, query: str) -> None:
     body = search(api, query=query).json()
 
-    assert body == {"matchLevel": "NONE", "hits": [], "repeat": False, "invocationId": None}
+    assert body == {
+        "matchLevel": "NONE",
+        "hits": [],
+        "repeat": False,
+        "invocationId": None,
+        "degraded": False,
+    }
 
 
 def test_a_question_about_kafka_lag_never_returns_the_cpu_case(api, library) -> None:
@@ -304,7 +310,7 @@ def test_a_frontend_key_may_not_search(make_client, library) -> None:
     assert response.status_code == 403
 
 
-def test_without_an_index_the_database_answers_exact_error_codes(api, case_index_dir) -> None:
+def test_a_case_not_indexed_yet_is_found_by_its_error_code(api, db) -> None:
     case = CaseLibraryFactory(error_code="ORA-01555", source_type=SourceType.MANUAL)
     CaseLibraryFactory(error_code="ORA-00060")
 

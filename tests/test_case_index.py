@@ -1,14 +1,23 @@
-"""The case-search index: rebuilt after case changes, kept on disk, never in the way."""
+"""The case-search index: every change marked by the database, indexed one case at a
+time by the indexer, picked up by each serving process, never rebuilt whole."""
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 
-from caselibrary.models import CaseIndexState, CaseLibrary
-from caselibrary.search_index import holder
+from caselibrary import embedding
+from caselibrary.models import CaseChange, CaseIndexState, CaseLibrary, CasePassage
+from caselibrary.search_backends.base import get_backend
 from caselibrary.selectors import case_index_status, cases_find
 from caselibrary.services.cases import case_create_manual, case_update, cases_delete
-from caselibrary.services.index import case_index_build, case_index_rebuild
+from caselibrary.services.index import (
+    INDEXER_LEASE_SECONDS,
+    case_index_build,
+    case_index_pending,
+    case_indexer_run,
+    cases_mark_for_reindex,
+)
 from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 
@@ -30,117 +39,137 @@ def found_ids(query: str) -> list[str]:
     return cases_find(query=query, limit=5).case_ids
 
 
+def changed() -> list[str]:
+    return list(CaseChange.objects.order_by("seq").values_list("case_id", flat=True))
+
+
 def test_a_new_case_is_searchable_once_its_change_commits(
     django_capture_on_commit_callbacks,
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         case = manual_case(error_code="OOMKilled")
 
-    # Q_SYNC runs the rebuild task inline, as a worker would after the commit.
+    # Q_SYNC runs the indexer task inline, as a worker would after the commit.
     assert found_ids("pod OOMKilled") == [case.case_id]
-    assert CaseIndexState.objects.get().requested_at is None
+    assert changed() == []
 
 
-def test_an_edit_of_the_text_or_code_reindexes_but_a_category_change_does_not(
-    django_capture_on_commit_callbacks,
-) -> None:
-    with django_capture_on_commit_callbacks(execute=True):
-        case = manual_case()
-    version = case_index_status().loaded_version
+def test_every_way_of_writing_a_case_marks_it_for_the_indexer() -> None:
+    saved = CaseLibraryFactory()
+    bulk = CaseLibrary.objects.bulk_create([CaseLibraryFactory.build(), CaseLibraryFactory.build()])
+    CaseChange.objects.all().delete()
 
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        case_update(case=case, updated_by="ops.curator", fault_category="CAPACITY")
-    assert callbacks == []
+    saved.title = "新标题"
+    saved.save()
+    CaseLibrary.objects.filter(case_id=bulk[0].case_id).update(solution="重启")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO case_library (case_id, source_type, fault_category, title, root_cause,"
+            " solution, created_by, updated_by, created_at, updated_at)"
+            " VALUES (%s, 'MANUAL', 'GENERAL', 'SQL', 'x', 'y', 'sql', 'sql', %s, %s)",
+            ["00000000-0000-4000-8000-000000000001", timezone.now(), timezone.now()],
+        )
+        cursor.execute("DELETE FROM case_library WHERE case_id = %s", [bulk[1].case_id])
 
-    holder.forget()
-    with django_capture_on_commit_callbacks(execute=True):
-        case_update(case=case, updated_by="ops.curator", error_code="enospc")
-    assert case_index_status().loaded_version != version
-    assert found_ids("write failed: no space left on device") == [case.case_id]
-    assert CaseLibrary.objects.get(pk=case.pk).error_code == "ENOSPC"
+    assert changed() == [
+        saved.case_id,
+        bulk[0].case_id,
+        "00000000-0000-4000-8000-000000000001",
+        bulk[1].case_id,
+    ]
+
+
+def test_an_edit_of_the_text_is_embedded_again_but_a_category_change_is_not() -> None:
+    case = manual_case()
+    case_index_build()
+
+    case_update(case=case, updated_by="ops.curator", fault_category="CAPACITY")
+    unchanged = case_index_pending()
+    case_update(case=case, updated_by="ops.curator", solution="3. 开启 lazyfree")
+    edited = case_index_pending()
+
+    assert (unchanged.cases, unchanged.embedded) == (1, 0)
+    assert (edited.cases, edited.embedded) == (1, 1)
+    texts = CasePassage.objects.filter(case_id=case.case_id).values_list("text", flat=True)
+    assert "3. 开启 lazyfree" in texts
 
 
 def test_a_deleted_case_leaves_the_index(django_capture_on_commit_callbacks) -> None:
     with django_capture_on_commit_callbacks(execute=True):
-        case = manual_case(error_code="ORA-01555")
-        other = manual_case(title="ORA-01555 on the reporting replica", error_code="ORA-01555")
+        case = manual_case(error_code="OOMKilled")
     with django_capture_on_commit_callbacks(execute=True):
         cases_delete(case_ids=[case.case_id])
 
-    assert found_ids("ORA-01555") == [other.case_id]
+    assert found_ids("pod OOMKilled") == []
+    assert not CasePassage.objects.filter(case_id=case.case_id).exists()
 
 
-def test_a_rebuild_nobody_asked_for_does_nothing() -> None:
-    CaseLibraryFactory()
-
-    assert case_index_rebuild() is None
-    assert case_index_status().loaded_version is None
-
-
-def test_a_rebuild_while_another_runs_leaves_the_request_for_it() -> None:
-    CaseLibraryFactory()
-    now = timezone.now()
-    CaseIndexState.objects.filter(id=1).update(requested_at=now, building_since=now)
-
-    assert case_index_rebuild() is None
-    assert CaseIndexState.objects.get().requested_at == now  # the running build sees it
-
-
-def test_a_build_that_died_long_ago_does_not_block_the_next(settings) -> None:
-    CaseLibraryFactory(error_code="ERROR 1040")
-    long_ago = timezone.now() - timezone.timedelta(seconds=settings.CASE_INDEX_BUILD_TIMEOUT + 5)
-    CaseIndexState.objects.filter(id=1).update(requested_at=timezone.now(), building_since=long_ago)
-
-    result = case_index_rebuild()
-
-    assert result is not None and result.cases == 1
-    state = CaseIndexState.objects.get()
-    assert (state.requested_at, state.building_since, state.cases) == (None, None, 1)
-
-
-def test_a_search_during_a_rebuild_answers_from_the_index_it_has() -> None:
-    case = CaseLibraryFactory(error_code="ERROR 1213", title="MySQL deadlock on t_stock_lock")
+def test_a_serving_process_picks_up_what_the_indexer_wrote(settings) -> None:
+    settings.CASE_SEARCH_REFRESH_SECONDS = 0
+    first = CaseLibraryFactory(title="Kafka consumer lag keeps growing", error_code=None)
     case_index_build()
-    CaseIndexState.objects.filter(id=1).update(building_since=timezone.now())
-    CaseLibraryFactory(error_code="ERROR 1213", title="another deadlock")
+    assert found_ids("kafka consumer lag growing") == [first.case_id]  # vectors now loaded
 
-    assert found_ids("Deadlock found: ERROR 1213") == [case.case_id]
-
-
-def test_the_index_survives_a_restart(case_index_dir) -> None:
-    case = CaseLibraryFactory(title="Nginx 499 spikes when the upstream is slow")
+    second = CaseLibraryFactory(title="磁盘写满：/var/log 日志未轮转", error_code=None)
+    case_index_build()
+    CaseLibrary.objects.filter(case_id=first.case_id).delete()
     case_index_build()
 
-    holder.forget()  # a new process: nothing loaded, only the files on disk
-
-    assert found_ids("nginx 499 spikes slow upstream") == [case.case_id]
-    assert (case_index_dir / "CURRENT").exists()
+    assert found_ids("日志把磁盘写满了") == [second.case_id]
+    assert len(get_backend().vectors().rows) == 1  # the deleted case's vectors are gone
 
 
-def test_old_versions_are_removed_but_the_previous_one_stays(case_index_dir) -> None:
+def test_only_one_indexer_runs_at_a_time() -> None:
     CaseLibraryFactory()
-    versions = [case_index_build().version for _ in range(4)]
+    CaseIndexState.objects.update_or_create(id=1, defaults={"building_since": timezone.now()})
 
-    kept = sorted(p.name for p in case_index_dir.iterdir() if p.is_dir())
-    assert kept == sorted(versions[-2:])
-
-
-def test_an_empty_library_has_an_index_that_finds_nothing() -> None:
-    result = case_index_build()
-
-    assert result.cases == 0
-    assert cases_find(query="anything at all", limit=5).match_level == "NONE"
+    assert case_indexer_run(seconds=0) is None
+    assert len(changed()) == 1  # left for the indexer that holds the lease
 
 
-def test_the_command_builds_and_reports(capsys) -> None:
+def test_an_indexer_that_died_does_not_block_the_next() -> None:
+    CaseLibraryFactory()
+    long_ago = timezone.now() - timezone.timedelta(seconds=INDEXER_LEASE_SECONDS + 5)
+    CaseIndexState.objects.update_or_create(id=1, defaults={"building_since": long_ago})
+
+    assert case_indexer_run(seconds=0) == 1
+    assert CaseIndexState.objects.get().building_since is None
+
+
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
+def test_searches_keep_answering_while_the_library_is_reindexed() -> None:
+    case = CaseLibraryFactory(title="Kafka consumer lag keeps growing", error_code=None)
+    case_index_build()
+    CasePassage.objects.update(model="an-older-model")  # as after a model upgrade
+
+    assert cases_mark_for_reindex(everything=False) == 1
+    # Marked, not yet re-indexed: the old passages still answer by their terms.
+    assert found_ids("kafka consumer lag") == [case.case_id]
+    call_command("reindex_cases")
+    assert set(CasePassage.objects.values_list("model", flat=True)) == {embedding.EMBEDDING_MODEL}
+    assert found_ids("kafka consumer lag growing") == [case.case_id]
+
+
+def test_the_reindex_command_reports_what_it_did(capsys) -> None:
+    CaseLibraryFactory.create_batch(3)
+    case_index_build()
+
+    call_command("reindex_cases", "--all")
+
+    assert "Re-indexed 3 cases (3 marked)." in capsys.readouterr().out
+
+
+def test_the_index_command_indexes_what_waits_and_reports(capsys) -> None:
     CaseLibraryFactory.create_batch(3)
 
     call_command("case_index", "--build")
     call_command("case_index")
 
     out = capsys.readouterr().out
-    assert "Indexed 3 cases" in out
-    assert "3 cases (built" in out
+    assert "Indexed 3 changed cases." in out
+    assert f"3 cases indexed with {embedding.EMBEDDING_MODEL}" in out
+    assert case_index_status().requested_at is None
 
 
 def test_findability_is_checked_and_kept_for_the_overview(capsys) -> None:
@@ -173,14 +202,13 @@ def test_searches_return_the_same_cases_in_the_same_order_every_time() -> None:
     case_index_build()
     first = found_ids("redis 延迟抖动 慢查询")
 
-    holder.forget()
-    case_index_build()
+    get_backend().forget()  # another process, loading afresh
 
+    assert first
     assert found_ids("redis 延迟抖动 慢查询") == first
-    assert first == sorted(first)  # equal scores rank in case-id order on every database
 
 
-def test_a_session_search_still_works_with_no_index(api) -> None:
+def test_a_session_search_works_before_anything_is_indexed(api) -> None:
     DiagnosisSessionFactory(session_id="early")
     CaseLibraryFactory(error_code="HTTP 503")
 
@@ -209,41 +237,30 @@ def test_a_case_made_by_useful_feedback_is_searchable_after_the_commit(
     assert found_ids("inventory-api 连接数打满 Too many connections") == [case_id]
 
 
-def test_a_library_indexed_in_shards_answers_as_one(tmp_path) -> None:
-    from caselibrary.search_index import CaseIndex, CaseText, build, current_version
-
-    cases = [
-        CaseText(f"{n:04d}", f"Redis 延迟抖动 {n}", "慢查询 KEYS *", "禁用 KEYS", None)
-        for n in range(7)
-    ] + [
-        CaseText(
-            "0100", "Kafka consumer lag after a rebalance storm", "poll timeout", "tune", None
-        ),
-        CaseText("0101", "MySQL 锁等待超时", "长事务", "kill", "ERROR 1205"),
-    ]
-    results = {}
-    for shard_size in (100, 2):
-        directory = tmp_path / str(shard_size)
-        build(cases, directory, shard_size=shard_size)
-        index = CaseIndex(directory / current_version(directory))
-        results[shard_size] = [
-            [f.case_id for f in index.find(query=q, limit=3, threshold=0.35)]
-            for q in ("kafka consumer lag rebalance", "ERROR 1205", "MySQL 锁等待超时", "nothing")
-        ]
-        assert len(index.shards) == (1 if shard_size == 100 else 5)
-
-    assert results[2] == results[100] == [["0100"], ["0101"], ["0101"], []]
-
-
 def test_an_automatic_case_indexes_its_answer_once_not_as_cause_and_solution() -> None:
-    from caselibrary.search_index import CaseText, case_terms
+    case = CaseLibraryFactory(title="t", root_cause="同一段回答", solution="同一段回答")
+    case_index_build()
 
-    answer = "连接池耗尽 connection pool exhausted"
-    same = CaseText("c1", "订单超时", answer, answer + "\n", None)
-    distinct = CaseText("c2", "订单超时", answer, "扩容连接池", None)
+    kinds = CasePassage.objects.filter(case_id=case.case_id).values_list("kind", flat=True)
+    assert sorted(kinds) == ["root_cause", "title"]
 
-    terms = case_terms(same)
 
-    assert terms.count("exhausted") == 1
-    assert case_terms(distinct).count("exhausted") == 1
-    assert len(case_terms(distinct)) > len(terms)
+def test_a_long_runbook_is_found_by_its_one_matching_section() -> None:
+    sections = "\n\n".join(
+        f"## 第 {n} 步：检查无关的子系统 {n}\n\n" + "查看监控面板上的各项指标是否正常。" * 12
+        for n in range(8)
+    )
+    runbook = CaseLibraryFactory(
+        title="支付服务运维手册",
+        error_code=None,
+        root_cause="支付服务的日常巡检与故障处理。",
+        solution=sections
+        + "\n\n## 证书过期\n\n网关 TLS 证书过期会导致全部 HTTPS 请求握手失败，用 cert-manager 续签。",
+    )
+    CaseLibraryFactory(title="CPU 使用率飙高", error_code=None, root_cause="死循环", solution="重启")
+    case_index_build()
+
+    assert CasePassage.objects.filter(case_id=runbook.case_id, kind="section").count() >= 8
+    found = cases_find(query="网关证书过期，HTTPS 握手失败", limit=3, explain=True)
+    assert found.case_ids[0] == runbook.case_id
+    assert "证书过期" in found.matches[0].explain["passage"]["text"]

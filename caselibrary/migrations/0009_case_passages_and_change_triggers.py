@@ -65,15 +65,17 @@ def forwards(apps, schema_editor):
         },
     )
     statements = SQLITE if schema_editor.connection.vendor == "sqlite" else MYSQL
-    for sql in [*statements, MARK_ALL]:
-        schema_editor.execute(sql)
+    with schema_editor.connection.cursor() as cursor:
+        for sql in [*statements, MARK_ALL]:
+            cursor.execute(sql)
 
 
 def backwards(apps, schema_editor):
     apps.get_model("django_q", "Schedule").objects.filter(name="case-indexer").delete()
     statements = SQLITE_REVERSE if schema_editor.connection.vendor == "sqlite" else MYSQL_REVERSE
-    for sql in statements:
-        schema_editor.execute(sql)
+    with schema_editor.connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
 
 
 class Migration(migrations.Migration):
