@@ -250,3 +250,32 @@ def service(tmp_path, database_url):  # type: ignore[no-untyped-def]
         stop_group(web)
         stop_group(worker)
         log.close()
+
+
+# --- The Milvus search backend: Milvus Lite as a server, once per test session ---------
+
+
+@pytest.fixture(scope="session")
+def milvus_uri(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The URI of a Milvus Lite server started for this test session (tests/milvus_server.py)."""
+    from tests.milvus_server import milvus_lite_server
+
+    with milvus_lite_server(tmp_path_factory.mktemp("milvus") / "data") as uri:
+        yield uri
+
+
+@pytest.fixture
+def milvus_search(settings, milvus_uri, monkeypatch):  # type: ignore[no-untyped-def]
+    """CASE_SEARCH_BACKEND=milvus for one test, on a collection of its own; yields the
+    backend the service will use."""
+    import uuid
+
+    from caselibrary.search_backends import base
+
+    settings.CASE_SEARCH_BACKEND = "milvus"
+    settings.MILVUS_URI = milvus_uri
+    settings.MILVUS_COLLECTION = f"test_{uuid.uuid4().hex[:12]}"
+    monkeypatch.setattr(base, "_instances", {})
+    backend = base.get_backend()
+    yield backend
+    backend.drop()

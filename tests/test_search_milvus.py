@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 from pymilvus import MilvusClient
 
 from caselibrary.embedding import EMBEDDING_DIM
-from caselibrary.search_backends import base, milvus
+from caselibrary.search_backends import milvus
 from caselibrary.search_backends.base import IndexedPassage, get_backend, rrf_fuse
 from caselibrary.search_backends.milvus import BackendUnavailable, IndexStale, MilvusBackend
 from caselibrary.search_text import search_terms
@@ -19,12 +18,6 @@ from tests.milvus_server import milvus_lite_server
 from tests.processes import free_port, wait_for
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="session")
-def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with milvus_lite_server(tmp_path_factory.mktemp("milvus") / "data") as uri:
-        yield uri
 
 
 @pytest.fixture
@@ -271,12 +264,10 @@ def test_the_backend_answers_again_once_the_server_is_back(tmp_path: Path) -> No
         wait_for(found, timeout=20, what="the backend to find the case again")
 
 
-def test_the_milvus_setting_selects_this_backend(settings, milvus_uri: str, monkeypatch) -> None:
-    settings.CASE_SEARCH_BACKEND = "milvus"
-    settings.MILVUS_URI = milvus_uri
-    monkeypatch.setattr(base, "_instances", {})
-
+def test_the_milvus_setting_selects_this_backend(milvus_search, milvus_uri: str) -> None:
     chosen = get_backend()
 
-    assert isinstance(chosen, MilvusBackend)
+    assert chosen is milvus_search and isinstance(chosen, MilvusBackend)
     assert chosen.name == "milvus" and chosen.uri == milvus_uri
+    chosen.replace(["a"], [passage("a", 0, "慢查询")])
+    assert ids(chosen.lexical(search_terms("慢查询"), 10)) == ["a:0"]
