@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from pymilvus import MilvusClient
 
 from caselibrary.embedding import EMBEDDING_DIM
-from caselibrary.search_backends import milvus
+from caselibrary.search_backends import milvus_collection
 from caselibrary.search_backends.base import IndexedPassage, get_backend, rrf_fuse
 from caselibrary.search_backends.milvus import BackendUnavailable, IndexStale, MilvusBackend
 from caselibrary.search_text import search_terms
@@ -216,7 +217,7 @@ def test_another_embedding_model_indexes_into_a_collection_of_its_own(
 ) -> None:
     backend.replace(["a"], [passage("a", 0, "旧模型的向量")])
     prefix = backend.collection_prefix
-    monkeypatch.setattr(milvus, "EMBEDDING_MODEL", "another-model")
+    monkeypatch.setattr(milvus_collection, "EMBEDDING_MODEL", "another-model")
 
     changed = MilvusBackend(uri=milvus_uri, collection=prefix)
 
@@ -240,6 +241,16 @@ def test_an_unreachable_server_raises_a_clear_error_without_the_token() -> None:
 
     assert "do-not-show-me" not in str(raised.value)
     assert "do-not-show-me" not in repr(backend)
+
+
+def test_without_the_milvus_client_installed_the_error_says_what_to_install(
+    monkeypatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pymilvus.exceptions", None)
+    backend = MilvusBackend(uri="http://127.0.0.1:19530", collection="case_passages")
+
+    with pytest.raises(BackendUnavailable, match=r"pip install '\.\[milvus\]'"):
+        backend.lexical(search_terms("超时"), 10)
 
 
 @pytest.mark.slow

@@ -6,15 +6,8 @@ on insert and on search) and by cosine over an HNSW index, and fuses both with
 `hybrid_search` and reciprocal-rank fusion. docs/search-milvus.md says how to run it.
 
 One collection per embedding model, made when missing, named MILVUS_COLLECTION + "_" + a
-tag of the model and the terms' spelling (`case_passages_1a2b3c4d`):
-
-    passage_id  VARCHAR primary key ("<case_id>:<n>")
-    case_pk     VARCHAR, INVERTED index (a case's passages are deleted by it)
-    kind, text  VARCHAR (text is what explain shows)
-    terms       VARCHAR, analysed: the passage's lexical terms, each spelt as one
-                alphanumeric word (see engine_terms)
-    sparse      SPARSE_FLOAT_VECTOR, the BM25 function's output, BM25 index
-    vector      FLOAT_VECTOR(EMBEDDING_DIM), HNSW, COSINE
+tag of the model and the terms' spelling (`case_passages_1a2b3c4d`); its fields and
+indexes are in milvus_collection.py.
 
 A change of model (or dimension, or spelling) therefore starts an empty collection of its
 own, which `manage.py reindex_cases` fills (it re-indexes the cases whose vectors are of
@@ -29,8 +22,6 @@ client error through.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 from collections.abc import Iterator, Sequence
@@ -40,8 +31,10 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
+from caselibrary.embedding import EMBEDDING_MODEL
+from caselibrary.search_backends import milvus_collection as collection
 from caselibrary.search_backends.base import IndexedPassage
+from caselibrary.search_backends.milvus_collection import engine_terms, index_tag
 
 if TYPE_CHECKING:
     import numpy
@@ -49,23 +42,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# How the terms are spelt for the engine (see engine_terms). A change needs a rebuild,
-# like a change of model.
-TERMS_SPELLING = "blake2b64-hex"
-_PROPERTY_MODEL = "caselibrary.embedding_model"
-_PROPERTY_DIM = "caselibrary.embedding_dim"
-_PROPERTY_TERMS = "caselibrary.terms_spelling"
-
-# VARCHAR lengths are bytes. A passage is at most a screen of text (caselibrary/passages.py
-# cuts them at 900 characters); these bounds only keep a freak passage from failing the
-# whole batch.
-_MAX_ID_BYTES = 128
-_MAX_TEXT_BYTES = 65_535
-_MAX_KIND_BYTES = 32
-# Rows per upsert: well under the server's 64 MB message limit at 384 floats a row.
+# Rows per upsert: well under the server's 64 MB message limit at 384 floats a row; cases
+# per delete expression.
 _BATCH = 500
-# HNSW: the defaults Milvus's documentation suggests for a collection of this size.
-_HNSW_BUILD = {"M": 16, "efConstruction": 200}
+_DELETE_CASES = 100
 
 
 class BackendUnavailable(RuntimeError):
@@ -76,54 +56,6 @@ class BackendUnavailable(RuntimeError):
 class IndexStale(BackendUnavailable):
     """The collection says it holds another model's vectors or another terms spelling than
     its name promises: rebuild it (`manage.py reindex_cases --all` after clear())."""
-
-
-def engine_terms(terms: str) -> str:
-    """`terms` (tokens joined by single spaces) as the engine indexes them: each token
-    becomes `w` + 16 hex digits of its hash.
-
-    Milvus's analysers split at punctuation, and Milvus Lite has no whitespace tokenizer,
-    so a code such as `#ora-01555` or a Chinese word would not survive as one term. A
-    hashed token is one alphanumeric word for every analyser, on every Milvus, so the
-    engine ranks exactly the tokens `search_terms` made.
-    """
-    return " ".join(
-        "w" + hashlib.blake2b(token.encode(), digest_size=8).hexdigest() for token in terms.split()
-    )
-
-
-def _index_properties() -> dict[str, str]:
-    return {
-        _PROPERTY_MODEL: EMBEDDING_MODEL,
-        _PROPERTY_DIM: str(EMBEDDING_DIM),
-        _PROPERTY_TERMS: TERMS_SPELLING,
-    }
-
-
-def index_tag() -> str:
-    """Eight hex digits naming what the collection's vectors and terms are made with."""
-    made_with = "|".join(_index_properties().values())
-    return hashlib.blake2b(made_with.encode(), digest_size=4).hexdigest()
-
-
-def _clip(text: str, max_bytes: int) -> str:
-    encoded = text.encode()
-    if len(encoded) <= max_bytes:
-        return text
-    return encoded[:max_bytes].decode(errors="ignore")
-
-
-def _clip_terms(words: str, max_bytes: int) -> str:
-    # Whole words only: half a hash would be a different term.
-    if len(words) <= max_bytes:
-        return words
-    return words[: words.rfind(" ", 0, max_bytes + 1)]
-
-
-def _quoted(values: Sequence[str]) -> str:
-    # A JSON string array is a valid Milvus expression list: quotes and backslashes are
-    # escaped the same way.
-    return json.dumps(list(values), ensure_ascii=False)
 
 
 def _quiet_client_logs() -> None:
@@ -181,18 +113,19 @@ class MilvusBackend:
             raise ValueError(f"passages of cases not being replaced: {sorted(strays)[:3]}")
         if not case_pks:
             return
-        rows = [self._row(passage) for passage in passages]
+        rows = [collection.row(passage) for passage in passages]
         with self._errors("replace"):
             client = self._ready_client()
             # Upsert first, then delete what the cases no longer have: a search never sees
             # a changed case missing.
             for start in range(0, len(rows), _BATCH):
                 client.upsert(self.collection, rows[start : start + _BATCH], timeout=self.timeout)
-            kept = [row["passage_id"] for row in rows]
-            for start in range(0, len(case_pks), _BATCH):
-                expr = f"case_pk in {_quoted(case_pks[start : start + _BATCH])}"
+            for start in range(0, len(case_pks), _DELETE_CASES):
+                cases = case_pks[start : start + _DELETE_CASES]
+                kept = [row["passage_id"] for row in rows if row["case_pk"] in set(cases)]
+                expr = f"case_pk in {collection.quoted(cases)}"
                 if kept:
-                    expr += f" and passage_id not in {_quoted(kept)}"
+                    expr += f" and passage_id not in {collection.quoted(kept)}"
                 client.delete(self.collection, filter=expr, timeout=self.timeout)
 
     def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
@@ -220,7 +153,7 @@ class MilvusBackend:
         with self._errors("dense search"):
             hits = self._ready_client().search(
                 self.collection,
-                data=[self._vector(vector)],
+                data=[collection.vector_values(vector)],
                 anns_field="vector",
                 limit=limit,
                 search_params=self._dense_params(limit),
@@ -232,8 +165,6 @@ class MilvusBackend:
     def hybrid(
         self, terms: str, vector: numpy.ndarray, limit: int, rrf_k: int
     ) -> list[tuple[str, float]]:
-        from pymilvus import AnnSearchRequest, RRFRanker
-
         if limit <= 0:
             return []
         words = engine_terms(terms)
@@ -243,18 +174,20 @@ class MilvusBackend:
                 (passage_id, 1.0 / (rrf_k + rank))
                 for rank, (passage_id, _cosine) in enumerate(self.dense(vector, limit), start=1)
             ]
-        requests = [
-            AnnSearchRequest(
-                data=[words], anns_field="sparse", param={"metric_type": "BM25"}, limit=limit
-            ),
-            AnnSearchRequest(
-                data=[self._vector(vector)],
-                anns_field="vector",
-                param=self._dense_params(limit),
-                limit=limit,
-            ),
-        ]
         with self._errors("hybrid search"):
+            from pymilvus import AnnSearchRequest, RRFRanker
+
+            requests = [
+                AnnSearchRequest(
+                    data=[words], anns_field="sparse", param={"metric_type": "BM25"}, limit=limit
+                ),
+                AnnSearchRequest(
+                    data=[collection.vector_values(vector)],
+                    anns_field="vector",
+                    param=self._dense_params(limit),
+                    limit=limit,
+                ),
+            ]
             hits = self._ready_client().hybrid_search(
                 self.collection,
                 reqs=requests,
@@ -303,13 +236,7 @@ class MilvusBackend:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    try:
-                        from pymilvus import MilvusClient
-                    except ImportError as exc:
-                        raise BackendUnavailable(
-                            "CASE_SEARCH_BACKEND=milvus needs the Milvus client: "
-                            "pip install '.[milvus]'"
-                        ) from exc
+                    from pymilvus import MilvusClient  # installed: _errors checked
 
                     _quiet_client_logs()
 
@@ -338,72 +265,23 @@ class MilvusBackend:
                 if not self._checked:
                     if client.has_collection(self.collection, timeout=self.timeout):
                         self._check(client)
-                        self._load(client)
+                        collection.ensure_loaded(client, self.collection, timeout=self.timeout)
                     else:
                         self._create(client)
                     self._checked = True
         return client
 
     def _check(self, client: MilvusClient) -> None:
-        found = client.describe_collection(self.collection, timeout=self.timeout)
-        recorded = found.get("properties") or {}
-        for key, expected in _index_properties().items():
-            if recorded.get(key) != expected:
-                raise IndexStale(
-                    f"Milvus collection {self.collection!r} was built with {key}="
-                    f"{recorded.get(key)!r}, this process uses {expected!r}: drop it and "
-                    "rebuild it with `manage.py reindex_cases --all`."
-                )
-
-    def _load(self, client: MilvusClient) -> None:
-        # A server loads its collections again after a restart; Milvus Lite does not, and
-        # an operator may have released it.
-        state = client.get_load_state(self.collection, timeout=self.timeout)["state"]
-        if state.name != "Loaded":
-            client.load_collection(self.collection, timeout=self.timeout)
+        different = collection.mismatch(client, self.collection, timeout=self.timeout)
+        if different:
+            raise IndexStale(
+                f"Milvus collection {self.collection!r} was built with {different}: drop it "
+                "and rebuild it with `manage.py reindex_cases --all`."
+            )
 
     def _create(self, client: MilvusClient) -> None:
-        from pymilvus import DataType, Function, FunctionType
-
-        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("passage_id", DataType.VARCHAR, is_primary=True, max_length=128)
-        schema.add_field("case_pk", DataType.VARCHAR, max_length=64)
-        schema.add_field("kind", DataType.VARCHAR, max_length=_MAX_KIND_BYTES)
-        schema.add_field("text", DataType.VARCHAR, max_length=_MAX_TEXT_BYTES)
-        schema.add_field(
-            "terms",
-            DataType.VARCHAR,
-            max_length=_MAX_TEXT_BYTES,
-            enable_analyzer=True,
-            analyzer_params={"tokenizer": "standard"},
-        )
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=EMBEDDING_DIM)
-        schema.add_function(
-            Function(
-                name="terms_bm25",
-                function_type=FunctionType.BM25,
-                input_field_names=["terms"],
-                output_field_names=["sparse"],
-            )
-        )
-        indexes = client.prepare_index_params()
-        indexes.add_index(field_name="case_pk", index_type="INVERTED")
-        indexes.add_index(
-            field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
-        )
-        indexes.add_index(
-            field_name="vector", index_type="HNSW", metric_type="COSINE", params=_HNSW_BUILD
-        )
         try:
-            client.create_collection(
-                self.collection,
-                schema=schema,
-                index_params=indexes,
-                consistency_level="Strong",
-                properties=_index_properties(),
-                timeout=self.timeout,
-            )
+            collection.create(client, self.collection, timeout=self.timeout)
         except Exception:
             # Another process made it first: then it is there, and must match.
             if not client.has_collection(self.collection, timeout=self.timeout):
@@ -412,24 +290,7 @@ class MilvusBackend:
             return
         logger.info("Created Milvus collection %s for %s", self.collection, EMBEDDING_MODEL)
 
-    # --- rows, parameters, errors -------------------------------------------------------
-
-    @staticmethod
-    def _vector(vector: numpy.ndarray) -> list[float]:
-        values = [float(x) for x in vector]
-        if len(values) != EMBEDDING_DIM:
-            raise ValueError(f"vector has {len(values)} dimensions, expected {EMBEDDING_DIM}")
-        return values
-
-    def _row(self, passage: IndexedPassage) -> dict[str, object]:
-        return {
-            "passage_id": _clip(passage.passage_id, _MAX_ID_BYTES),
-            "case_pk": str(passage.case_pk),
-            "kind": _clip(passage.kind, _MAX_KIND_BYTES),
-            "text": _clip(passage.text, _MAX_TEXT_BYTES),
-            "terms": _clip_terms(engine_terms(passage.terms), _MAX_TEXT_BYTES),
-            "vector": self._vector(passage.vector),
-        }
+    # --- parameters, errors -------------------------------------------------------------
 
     @staticmethod
     def _dense_params(limit: int) -> dict[str, object]:
@@ -438,9 +299,13 @@ class MilvusBackend:
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
-        from grpc import RpcError
-        from pymilvus.exceptions import MilvusException
-
+        try:
+            from grpc import RpcError
+            from pymilvus.exceptions import MilvusException
+        except ImportError as exc:
+            raise BackendUnavailable(
+                "CASE_SEARCH_BACKEND=milvus needs the Milvus client: pip install '.[milvus]'"
+            ) from exc
         try:
             yield
         except BackendUnavailable:
