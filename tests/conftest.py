@@ -16,10 +16,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # directory, removed at the end.
     var = Path(tempfile.mkdtemp(prefix="diagnosis-tests-"))
     os.environ["VAR_DIR"] = str(var)
-    os.environ["CASE_INDEX_DIR"] = str(var / "case-index")
     os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
     settings.VAR_DIR = var
-    settings.CASE_INDEX_DIR = var / "case-index"
     config.add_cleanup(lambda: shutil.rmtree(var, ignore_errors=True))
 
 

@@ -176,8 +176,17 @@ def _renew(stamp: object) -> object | None:
 
 
 def _release(stamp: object) -> None:
-    CaseIndexState.objects.filter(id=1, building_since=stamp).update(
-        building_since=None, version=EMBEDDING_MODEL
+    CaseIndexState.objects.filter(id=1, building_since=stamp).update(building_since=None)
+
+
+def _record(run: IndexRun) -> None:
+    """What the index now holds, for the overview and `case_index` (one count per pass
+    that indexed something)."""
+    CaseIndexState.objects.filter(id=1).update(
+        built_at=timezone.now(),
+        version=EMBEDDING_MODEL,
+        cases=CasePassage.objects.values("case_id").distinct().count(),
+        build_seconds=round(run.seconds, 3),
     )
 
 
@@ -199,7 +208,7 @@ def case_indexer_run(*, seconds: float) -> int | None:
                     "cases indexed",
                     extra={"cases": run.cases, "embedded": run.embedded, "seconds": run.seconds},
                 )
-                CaseIndexState.objects.filter(id=1).update(built_at=timezone.now())
+                _record(run)
             elif seconds <= 0 or time.monotonic() >= deadline:
                 break
             else:
@@ -264,6 +273,7 @@ def case_index_drain(*, progress: Callable[[int], None]) -> int:
             if not run.cases:
                 break
             done += run.cases
+            _record(run)
             progress(run.cases)
             stamp = _renew(stamp)
     finally:
