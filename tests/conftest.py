@@ -85,13 +85,12 @@ def case_vectors_forgotten():  # type: ignore[no-untyped-def]
     from its own (rolled back) database at its first search."""
     from caselibrary.search_backends.base import get_backend
 
-    backend = get_backend()
-    forget = getattr(backend, "forget", None)
-    if forget:
-        forget()
+    backends = {get_backend(), get_backend("database")}
+    for backend in backends:
+        backend.forget()
     yield
-    if forget:
-        forget()
+    for backend in backends:
+        backend.forget()
 
 
 @pytest.fixture
