@@ -373,3 +373,17 @@ def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
     assert body["hits"][0]["caseId"] == library["lag"].case_id
     assert unanswerable.json()["matchLevel"] == "NONE"
     assert value(scrape(), "diagnosis_case_searches_degraded_total") == before + 2
+
+
+def test_the_session_page_lists_the_cases_its_searches_found_with_links(
+    api, library, admin_client
+) -> None:
+    session = DiagnosisSessionFactory(session_id="linked")
+    search(api, query="ERROR 1205 锁等待超时", sessionId="linked")
+
+    page = admin_client.get(f"/admin/diagnosis/diagnosissession/{session.pk}/change/")
+
+    lock = library["lock"]
+    assert f'<a href="/admin/caselibrary/caselibrary/{lock.pk}/change/">{lock.title}</a>' in (
+        page.content.decode()
+    )
