@@ -46,6 +46,9 @@ class CaseLibrary(models.Model):
     updated_by = models.CharField(_("updated by"), max_length=64, default=SYSTEM_USER)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+    # Merged into this (older) case: found only through it (its texts and keys are
+    # indexed as the kept case's).
+    merged_into = models.CharField(_("merged into"), max_length=36, null=True, blank=True)
 
     class Meta:
         db_table = "case_library"
@@ -351,3 +354,22 @@ class CaseSearchKey(models.Model):
             models.Index(fields=["key"], name="idx_case_search_key"),
             models.Index(fields=["case_id"], name="idx_case_search_key_case"),
         ]
+
+
+class CaseDuplicate(models.Model):
+    """A case that says the same thing as an older one, flagged when it was indexed."""
+
+    id = models.BigAutoField(primary_key=True)
+    case_id = models.CharField(_("case"), max_length=36)
+    similar_id = models.CharField(_("similar older case"), max_length=36)
+    similarity = models.FloatField(_("similarity"))
+    flagged_at = models.DateTimeField(_("flagged at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "case_duplicate"
+        verbose_name = _("near-duplicate")
+        verbose_name_plural = _("near-duplicates")
+        constraints = [
+            models.UniqueConstraint(fields=["case_id", "similar_id"], name="uniq_case_duplicate")
+        ]
+        indexes = [models.Index(fields=["similar_id"], name="idx_case_duplicate_similar")]

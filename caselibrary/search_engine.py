@@ -83,7 +83,9 @@ def exact_case_ids(query: str, error_code: str | None) -> list[str]:
         keys.append(f"title:{text_key(query)}")
     found = CaseSearchKey.objects.filter(key__in=keys).values_list("case_id", flat=True)
     fresh = (
-        CaseLibrary.objects.filter(error_code__in=codes).values_list("case_id", flat=True)
+        CaseLibrary.objects.filter(error_code__in=codes, merged_into__isnull=True).values_list(
+            "case_id", flat=True
+        )
         if codes
         else []
     )

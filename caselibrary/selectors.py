@@ -159,16 +159,17 @@ class CaseIndexStatus:
     findability: dict | None
 
 
-def case_index_status() -> CaseIndexStatus:
-    """What the index holds and what waits for the indexer: the embedding model of the
-    vectors (`loaded_version`), the cases indexed, the oldest change not yet indexed
-    (`requested_at`) and the indexer's lease (`building_since`)."""
+def case_index_status(*, waiting: bool = False) -> CaseIndexStatus:
+    """What the index holds (one read of the coordination row): the embedding model of the
+    vectors (`loaded_version`), the cases indexed, the indexer's lease (`building_since`);
+    with `waiting`, also the time of the oldest change not indexed yet (`requested_at`)."""
     state = case_index_state()
-    indexed = CasePassage.objects.values("case_id").distinct().count()
-    oldest = CaseChange.objects.order_by("seq").values_list("changed_at", flat=True).first()
+    oldest = None
+    if waiting:
+        oldest = CaseChange.objects.order_by("seq").values_list("changed_at", flat=True).first()
     return CaseIndexStatus(
-        loaded_version=(state.version or None) if indexed else None,
-        loaded_cases=indexed,
+        loaded_version=(state.version or None) if state.cases else None,
+        loaded_cases=state.cases,
         built_at=state.built_at,
         build_seconds=state.build_seconds,
         requested_at=oldest,

@@ -325,18 +325,9 @@ READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)
 
 # --- Case search --------------------------------------------------------------
 
-# Where a checkout keeps the files it writes while it runs: the case index (unless
-# CASE_INDEX_DIR says otherwise), and under `manage.py devserver` the worker's log and the
-# metrics files. The test suite points it at a temporary directory.
+# Where a checkout keeps the files it writes while it runs: under `manage.py devserver`
+# the worker's log and the metrics files. The test suite points it at a temporary directory.
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
-# Where the case library's search index lives (a directory of files, rebuilt by a task
-# after cases change). Every process that serves searches reads it: on several machines,
-# shared storage, or a rebuild on each (python manage.py case_index --build).
-CASE_INDEX_DIR = Path(env_str("CASE_INDEX_DIR", str(VAR_DIR / "case-index")))
-# A rebuild taking longer than this is assumed dead and may be started again.
-CASE_INDEX_BUILD_TIMEOUT = env_int("CASE_INDEX_BUILD_TIMEOUT", 1800, minimum=10)
-# The share of a query's term weight a case must match to be a similar (L1) hit.
-CASE_SEARCH_THRESHOLD = env_float("CASE_SEARCH_THRESHOLD", 0.35)
 # Which engine stores the case library's passages: "database" (this database: SQLite FTS5
 # or a MariaDB FULLTEXT index, vectors searched in memory) or "milvus" (a Milvus server).
 CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")

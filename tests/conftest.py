@@ -16,10 +16,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # directory, removed at the end.
     var = Path(tempfile.mkdtemp(prefix="diagnosis-tests-"))
     os.environ["VAR_DIR"] = str(var)
-    os.environ["CASE_INDEX_DIR"] = str(var / "case-index")
     os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
     settings.VAR_DIR = var
-    settings.CASE_INDEX_DIR = var / "case-index"
     config.add_cleanup(lambda: shutil.rmtree(var, ignore_errors=True))
 
 
@@ -87,12 +85,12 @@ def case_vectors_forgotten():  # type: ignore[no-untyped-def]
     from its own (rolled back) database at its first search."""
     from caselibrary.search_backends.base import get_backend
 
-    backend = get_backend()
-    forget = getattr(backend, "forget", None)
-    if forget:
+    backends = {get_backend(), get_backend("database")}
+    forgets = [getattr(backend, "forget", lambda: None) for backend in backends]
+    for forget in forgets:
         forget()
     yield
-    if forget:
+    for forget in forgets:
         forget()
 
 

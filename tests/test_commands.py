@@ -45,7 +45,7 @@ def test_every_command_of_ours_reports_problems_as_one_line() -> None:
         (("export", "sessions"), "invalid choice: 'sessions'"),
         (("export", "cases", "--format", "xlsx"), "invalid choice: 'xlsx'"),
         (("check_findability", "--sample", "-1"), "--sample must be positive"),
-        (("check_findability",), "No search index is built yet"),
+        (("check_findability",), "Nothing is indexed yet"),
         (("devserver", "not-a-port"), "is not a port"),
     ],
 )
@@ -77,16 +77,6 @@ def test_devserver_refuses_a_port_in_use_before_starting_anything(settings, tmp_
             run("devserver", f"127.0.0.1:{port}")
 
     assert not (Path(settings.VAR_DIR) / "log" / "worker.log").exists()
-
-
-@pytest.mark.django_db
-def test_an_index_directory_that_cannot_be_written_is_one_clear_error(settings, tmp_path) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a directory")
-    settings.CASE_INDEX_DIR = blocker / "case-index"
-
-    with pytest.raises(CommandError, match="Not a directory"):
-        run("case_index", "--build")
 
 
 UNSET = "<unset>"

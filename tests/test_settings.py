@@ -144,9 +144,8 @@ def test_the_service_refuses_to_start_without_a_secret_key_in_production() -> No
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
-def test_the_suite_keeps_the_case_index_and_run_files_outside_the_checkout(settings) -> None:
-    for directory in (settings.VAR_DIR, settings.CASE_INDEX_DIR):
-        assert not Path(directory).resolve().is_relative_to(ROOT), directory
+def test_the_suite_keeps_the_run_files_outside_the_checkout(settings) -> None:
+    assert not Path(settings.VAR_DIR).resolve().is_relative_to(ROOT), settings.VAR_DIR
 
 
 @pytest.mark.slow
@@ -159,8 +158,7 @@ def test_processes_the_suite_starts_keep_their_files_outside_the_checkout() -> N
             "manage.py",
             "shell",
             "-c",
-            "from django.conf import settings; print(settings.VAR_DIR); "
-            "print(settings.CASE_INDEX_DIR)",
+            "from django.conf import settings; print(settings.VAR_DIR)",
         ],
         cwd=ROOT,
         env=child_env(),
@@ -170,16 +168,18 @@ def test_processes_the_suite_starts_keep_their_files_outside_the_checkout() -> N
         check=True,
     )
 
-    var_dir, index_dir = result.stdout.splitlines()[-2:]
+    var_dir = result.stdout.splitlines()[-1]
     assert not Path(var_dir).resolve().is_relative_to(ROOT)
-    assert not Path(index_dir).resolve().is_relative_to(ROOT)
-    assert Path(index_dir).resolve().is_relative_to(Path(var_dir).resolve())
 
 
-def test_the_case_index_lives_under_the_run_directory_by_default(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_an_unknown_search_backend_or_embedding_model_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("CASE_INDEX_DIR", raising=False)
-    values = load_settings(monkeypatch, DEBUG="1", VAR_DIR=str(tmp_path))
+    from django.core.exceptions import ImproperlyConfigured
 
-    assert values["CASE_INDEX_DIR"] == tmp_path / "case-index"
+    with pytest.raises(ImproperlyConfigured, match="CASE_SEARCH_BACKEND"):
+        load_settings(monkeypatch, DEBUG="1", CASE_SEARCH_BACKEND="elastic")
+    with pytest.raises(ImproperlyConfigured, match="CASE_EMBEDDING_MODEL"):
+        load_settings(
+            monkeypatch, DEBUG="1", CASE_SEARCH_BACKEND="database", CASE_EMBEDDING_MODEL="bert"
+        )

