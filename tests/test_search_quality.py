@@ -45,9 +45,17 @@ def test_the_case_library_and_the_queries_are_consistent() -> None:
     assert all(key in keys for q in queries for key in q["expect"])
 
 
+@pytest.fixture(params=["database", pytest.param("milvus", marks=pytest.mark.integration)])
+def search_backend(request: pytest.FixtureRequest) -> str:
+    """Every backend passes the same quality tests (Milvus: Milvus Lite as a server)."""
+    if request.param == "milvus":
+        request.getfixturevalue("milvus_search")
+    return request.param
+
+
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_labelled_queries_meet_the_quality_targets() -> None:
+def test_the_labelled_queries_meet_the_quality_targets(search_backend: str) -> None:
     library = load_library()
     index_library(library)
 
