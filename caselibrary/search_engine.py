@@ -154,9 +154,7 @@ def rank_cases(
     candidates = []
     for case_id, (pid, score) in best.items():
         kind, text, passage_terms = texts.get(pid, ("", "", ""))
-        case_cos = max(
-            (c for p, c in dense if p.rpartition(":")[0] == case_id), default=None
-        )
+        case_cos = max((c for p, c in dense if p.rpartition(":")[0] == case_id), default=None)
         coverage = (
             len(query_terms & set(passage_terms.split())) / len(query_terms)
             if query_terms and pid in texts

@@ -56,7 +56,6 @@ INDEXER_LEASE_SECONDS = 10
 LOG_KEEP = timedelta(hours=1)
 
 
-
 def _store() -> DatabaseBackend:
     """The database backend: the store of record of passages, whatever serves searches."""
     return get_backend("database")  # type: ignore[return-value]

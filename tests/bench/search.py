@@ -206,8 +206,8 @@ def bare(index_dir: Path, texts: list[str]) -> dict[str, Any]:
     """bm25s alone on the same index: the terms made once up front, then only the
     scoring (`get_scores_from_ids` of each shard) and the top-k selection are timed."""
     import numpy as np
-
     from caselibrary.search_index import CaseIndex, current_version, term_hashes
+
     from caselibrary.search_text import tokenize
 
     index = CaseIndex(index_dir / current_version(index_dir))

@@ -36,4 +36,6 @@ class Command(ServiceCommand):
                 + (f", last at {status.built_at:%Y-%m-%d %H:%M:%S}." if status.built_at else ".")
             )
         if status.requested_at:
-            self.stdout.write(f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S}).")
+            self.stdout.write(
+                f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S})."
+            )
