@@ -36,8 +36,37 @@ MINIMUM_LONG_RUNBOOKS = 12
 
 # Words a title and a question may share without sharing a key term.
 STOPWORDS = frozenset(
-    "the and for with from after has not yet are was but into its than been while because "
-    "before during inside between every few too use new cannot all".split()
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "after",
+        "has",
+        "not",
+        "yet",
+        "are",
+        "was",
+        "but",
+        "into",
+        "its",
+        "than",
+        "been",
+        "while",
+        "because",
+        "before",
+        "during",
+        "inside",
+        "between",
+        "every",
+        "few",
+        "too",
+        "use",
+        "new",
+        "cannot",
+        "all",
+    }
 )
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
