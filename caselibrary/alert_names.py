@@ -300,23 +300,10 @@ _NOT_ALERTS = frozenset(
 # punctuation or "=" may touch it: `告警KubePodCrashLooping触发`, `alertname=TargetDown`).
 _WORD_EDGE_BEFORE = r"(?<![A-Za-z0-9_])"
 _WORD_EDGE_AFTER = r"(?![A-Za-z0-9_])"
-_CATALOGUE = re.compile(
-    _WORD_EDGE_BEFORE
-    + "(?i:"
-    + "|".join(sorted(ALERT_NAMES, key=len, reverse=True))
-    + ")"
-    + _WORD_EDGE_AFTER
-)
-# A CamelCase word: a capital first, and somewhere a lower-case letter or digit then a capital.
-_CAMEL_WORD = re.compile(
-    _WORD_EDGE_BEFORE + r"(?=[A-Za-z0-9]*[a-z0-9][A-Z])[A-Z][A-Za-z0-9]*" + _WORD_EDGE_AFTER
-)
+# A word that could be an alert name: a letter, then letters and digits (six at least).
+_WORD = re.compile(_WORD_EDGE_BEFORE + r"[A-Za-z][A-Za-z0-9]{5,}" + _WORD_EDGE_AFTER)
 _HUMP = re.compile(r"[a-z0-9][A-Z]")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|$)|[A-Z]?[a-z]+|\d+|[A-Z]+")
-# Catalogue names start with one of these (case-folded): a cheap test before the pattern.
-_CATALOGUE_STARTS = tuple(
-    sorted({re.match(r"[A-Za-z][a-z]+|[A-Z]+", name)[0].casefold() for name in ALERT_NAMES})
-)
 
 
 def _has_alert_shape(word: str) -> bool:
@@ -354,17 +341,17 @@ def normalise_alert_name(name: str) -> str:
 
 
 def iter_alert_matches(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, normalised name) of every alert name in `text`, in no particular order."""
+    """(start, end, normalised name) of every alert name in `text`, in the order of the text."""
+    # One pass over the words with a dictionary look-up: an alternation of the catalogue's
+    # names made finding the codes of a case three times slower.
     found: list[tuple[int, int, str]] = []
-    folded = text.casefold()
-    if any(start in folded for start in _CATALOGUE_STARTS):
-        for match in _CATALOGUE.finditer(text):
-            found.append((match.start(), match.end(), _CANONICAL[match[0].casefold()]))
-    if _HUMP.search(text) is not None:
-        for match in _CAMEL_WORD.finditer(text):
-            word = match[0]
-            if word.casefold() not in _CANONICAL and is_alert_name(word):
-                found.append((match.start(), match.end(), word))
+    for match in _WORD.finditer(text):
+        word = match[0]
+        canonical = _CANONICAL.get(word.casefold())
+        if canonical is not None:
+            found.append((match.start(), match.end(), canonical))
+        elif _HUMP.search(word) is not None and is_alert_name(word):
+            found.append((match.start(), match.end(), word))
     return found
 
 

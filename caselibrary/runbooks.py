@@ -29,7 +29,7 @@ from pathlib import Path
 from caselibrary.alert_names import find_alert_names
 from caselibrary.error_codes import find_error_codes
 
-__all__ = ["Runbook", "RunbookError", "parse_runbook", "read_runbook"]
+__all__ = ["Runbook", "RunbookError", "field_for_heading", "parse_runbook", "read_runbook"]
 
 # The case model's limits (caselibrary.models.CaseLibrary).
 TITLE_MAX_LENGTH = 255
