@@ -1,6 +1,6 @@
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from django.db.models.functions import Now
+from django.utils.translation import gettext_lazy as _
 
 from diagnosis.fields import IdentifierField, UUIDStringField, new_uuid_string
 from diagnosis.models import DiagnosisSession
@@ -326,6 +326,9 @@ class CaseChange(models.Model):
     class Meta:
         db_table = "case_change"
 
+    def __str__(self) -> str:
+        return f"{self.seq}: {self.case_id}"
+
 
 class CaseIndexLog(models.Model):
     """The cases the indexer re-indexed, in the order it did: each serving process reads
@@ -338,6 +341,9 @@ class CaseIndexLog(models.Model):
     class Meta:
         db_table = "case_index_log"
         indexes = [models.Index(fields=["indexed_at"], name="idx_case_index_log_at")]
+
+    def __str__(self) -> str:
+        return f"{self.seq}: {self.case_id}"
 
 
 class CaseSearchKey(models.Model):
@@ -354,6 +360,9 @@ class CaseSearchKey(models.Model):
             models.Index(fields=["key"], name="idx_case_search_key"),
             models.Index(fields=["case_id"], name="idx_case_search_key_case"),
         ]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 class CaseDuplicate(models.Model):
@@ -373,3 +382,6 @@ class CaseDuplicate(models.Model):
             models.UniqueConstraint(fields=["case_id", "similar_id"], name="uniq_case_duplicate")
         ]
         indexes = [models.Index(fields=["similar_id"], name="idx_case_duplicate_similar")]
+
+    def __str__(self) -> str:
+        return f"{self.case_id} ~ {self.similar_id}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 # A passage longer than this is cut at paragraph ends (e5 reads about 512 tokens; a
 # section of this size is a screen of text).
@@ -59,7 +60,7 @@ def _sections(text: str) -> list[str]:
     if not starts or starts[0] != 0:
         starts = [0, *starts]
     bounds = [*starts, len(text)]
-    sections = [text[a:b].strip() for a, b in zip(bounds, bounds[1:], strict=False)]
+    sections = [text[a:b].strip() for a, b in pairwise(bounds)]
     return [section for section in sections if section]
 
 

@@ -138,7 +138,12 @@ def rank_cases(
     except EmbeddingUnavailable:
         degraded = True
     embed_ms = (time.perf_counter() - started) * 1000
-    fused = rrf_fuse([lexical, dense], k=settings.CASE_SEARCH_RRF_K, limit=depth * 2)
+    fused = rrf_fuse(
+        [lexical, dense],
+        k=settings.CASE_SEARCH_RRF_K,
+        limit=depth * 2,
+        weights=[1.0, settings.CASE_SEARCH_DENSE_WEIGHT],
+    )
     lexical_rank = {pid: rank for rank, (pid, _) in enumerate(lexical, start=1)}
     dense_rank = {pid: rank for rank, (pid, _) in enumerate(dense, start=1)}
     # Each case by its best passage, in fused order.

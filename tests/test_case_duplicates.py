@@ -4,7 +4,7 @@ find the other."""
 
 import pytest
 
-from caselibrary.models import CaseDuplicate, CaseLibrary, CaseReuse, CasePassage
+from caselibrary.models import CaseDuplicate, CaseLibrary, CasePassage, CaseReuse
 from caselibrary.selectors import cases_find
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory
@@ -38,7 +38,7 @@ def pair():  # type: ignore[no-untyped-def]
 
 
 def test_a_case_that_says_the_same_as_an_older_one_is_flagged(pair) -> None:
-    older, newer, unrelated = pair
+    older, newer, _unrelated = pair
 
     flags = list(CaseDuplicate.objects.values_list("case_id", "similar_id"))
 

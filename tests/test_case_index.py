@@ -254,10 +254,12 @@ def test_a_long_runbook_is_found_by_its_one_matching_section() -> None:
         title="支付服务运维手册",
         error_code=None,
         root_cause="支付服务的日常巡检与故障处理。",
-        solution=sections
-        + "\n\n## 证书过期\n\n网关 TLS 证书过期会导致全部 HTTPS 请求握手失败，用 cert-manager 续签。",
+        solution=sections + "\n\n## 证书过期\n\n"
+        "网关 TLS 证书过期会导致全部 HTTPS 请求握手失败，用 cert-manager 续签。",
     )
-    CaseLibraryFactory(title="CPU 使用率飙高", error_code=None, root_cause="死循环", solution="重启")
+    CaseLibraryFactory(
+        title="CPU 使用率飙高", error_code=None, root_cause="死循环", solution="重启"
+    )
     case_index_build()
 
     assert CasePassage.objects.filter(case_id=runbook.case_id, kind="section").count() >= 8

@@ -10,7 +10,6 @@ import time
 import urllib.request
 
 import pytest
-
 from django.conf import settings
 
 from tests.processes import post_json, wait_for

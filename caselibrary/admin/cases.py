@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
 from caselibrary import structuring
+from caselibrary.admin.duplicates import NearDuplicatesMixin
 from caselibrary.admin.filters import (
     FaultCategoryFilter,
     ReuseFilter,
@@ -24,7 +25,6 @@ from caselibrary.admin.filters import (
     StillGeneralFilter,
     category_choices,
 )
-from caselibrary.admin.duplicates import NearDuplicatesMixin
 from caselibrary.admin.forms import CaseActionForm, CaseForm
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (

@@ -39,7 +39,7 @@ class NearDuplicatesMixin:
             path(
                 "<path:object_id>/merge/<str:other_id>/",
                 self.admin_site.admin_view(self.merge_view),  # type: ignore[attr-defined]
-                name="%s_%s_merge" % info,
+                name="{}_{}_merge".format(*info),
             )
         ]
         return extra + super().get_urls()  # type: ignore[misc]
@@ -66,8 +66,7 @@ class NearDuplicatesMixin:
     @staticmethod
     def _column(case: CaseLibrary) -> SafeString:
         return format_html(
-            "<strong>{}</strong><br><span class=\"quiet\">{} · {}</span>"
-            "<p>{}</p><p>{}</p>",
+            '<strong>{}</strong><br><span class="quiet">{} · {}</span><p>{}</p><p>{}</p>',
             case.title,
             case.error_code or "–",
             date_format(localtime(case.created_at), "SHORT_DATETIME_FORMAT"),

@@ -72,13 +72,18 @@ class SearchBackend(Protocol):
 
 
 def rrf_fuse(
-    rankings: Sequence[Sequence[tuple[str, float]]], *, k: int, limit: int
+    rankings: Sequence[Sequence[tuple[str, float]]],
+    *,
+    k: int,
+    limit: int,
+    weights: Sequence[float] | None = None,
 ) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion: each ranking gives an item 1 / (k + rank), rank from 1."""
+    """Reciprocal-rank fusion: each ranking gives an item weight / (k + rank), rank from 1."""
     fused: dict[str, float] = {}
-    for ranking in rankings:
+    for n, ranking in enumerate(rankings):
+        weight = weights[n] if weights else 1.0
         for rank, (item, _score) in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
     return sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
 
 

@@ -43,7 +43,8 @@ def cases_flag_duplicates(
     )
     flags = []
     for case_id, own in by_case.items():
-        best: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(own))
+        size = len(own)
+        best: dict[str, list[float]] = defaultdict(lambda size=size: [0.0] * size)
         for n, passage in enumerate(own):
             for pid, cosine in store.dense(passage.vector, NEIGHBOURS):
                 other = pid.rpartition(":")[0]

@@ -129,9 +129,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         repeats = sum(search.is_repeat for search in searches)
         # The cases each search found, linked to their pages (one query for all titles).
         found = {c for search in searches for c in search.case_ids or []}
-        titles = dict(
-            CaseLibrary.objects.filter(case_id__in=found).values_list("case_id", "title")
-        )
+        titles = dict(CaseLibrary.objects.filter(case_id__in=found).values_list("case_id", "title"))
 
         def cases(search: Any) -> SafeString:
             links = format_html_join(

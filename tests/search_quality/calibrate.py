@@ -105,7 +105,9 @@ def svg(curves: dict[float, list[Point]], chosen: Point, title: str) -> str:
         colour = colours[n % len(colours)]
         path = " ".join(f"{x(p.recall):.1f},{y(p.precision):.1f}" for p in curve)
         label = "peak only" if coverage > 1 else f"or terms >= {coverage:.1f}"
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{path}"/>')
+        parts.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{path}"/>'
+        )
         parts.append(
             f'<text x="{margin + 12}" y="{height - margin - 100 + 16 * n}" fill="{colour}">'
             f"{label}</text>"

@@ -179,9 +179,7 @@ def score(asked: list[Asked]) -> Quality:
         if rank is None:
             misses.append(f"missed {sorted(expected)} (got {item.hits}): {item.query['query']}")
     answerable = len(ranks)
-    answered = sum(
-        bool(a.hits) for a in asked if a.query["expect"]
-    )
+    answered = sum(bool(a.hits) for a in asked if a.query["expect"])
     return Quality(
         questions=len(asked),
         answerable=answerable,

@@ -25,7 +25,9 @@ class Command(ServiceCommand):
             raise CommandError("--sample must be positive.")
         report = case_findability(sample=sample or None)
         if report is None:
-            raise CommandError("Nothing is indexed yet: start the worker or run `case_index --build` first.")
+            raise CommandError(
+                "Nothing is indexed yet: start the worker or run `case_index --build` first."
+            )
         case_index_record_findability(report=report)
         self.stdout.write(
             f"{report['cases']} cases checked (index {report['version']}).\n"
