@@ -181,7 +181,12 @@ def rank_cases(
             )
         )
     l0 = [hit for hit in candidates if hit.match_level == L0]
-    l1 = [hit for hit in candidates if hit.match_level == L1 and accepted(hit, degraded=degraded)]
+    # The decision is the best similar candidate's (as calibrated): when it is refused,
+    # the question has no similar answer, however the candidates below it fare.
+    similar = [hit for hit in candidates if hit.match_level == L1]
+    l1 = []
+    if similar and accepted(similar[0], degraded=degraded):
+        l1 = [hit for hit in similar if accepted(hit, degraded=degraded)]
     hits = (l0 + l1)[:limit]
     return Ranked(hits=hits, degraded=degraded, embed_ms=embed_ms, candidates=candidates)
 
