@@ -34,7 +34,7 @@ FLOOR_SESSIONS = 2_000
 INSERT_BATCH = 5_000
 # Cases made by the demo generator; beyond these, copies (see _copy_up).
 DISTINCT_CASES = 100_000
-BARE_REPEATS = 20
+BARE_REPEATS = 3
 LUA = Path(__file__).resolve().parent / "wrk" / "search.lua"
 
 
@@ -356,7 +356,9 @@ def load(
             )
             return data
 
-        run(search_spec, 1, connections)  # warm-up: every worker loads its vectors
+        # Warm-up: every worker loads the model, embeds the reference sentences and loads
+        # the vectors before anything is measured.
+        run(search_spec, 8, connections)
         for name, clients in (("latency", workers), ("throughput", connections)):
             runs: dict[str, list[dict[str, Any]]] = {"case_search": [], "floor": []}
             runs["floor"].append(run(floor_spec, seconds, clients))
