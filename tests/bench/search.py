@@ -175,7 +175,9 @@ def build(*, env: dict[str, str], log_path: Path) -> dict[str, Any]:
     """Index every waiting case (the top-up's inserts, marked by the triggers) in a
     process of its own, as the worker's indexer does: its time and peak RSS."""
     from caselibrary.models import CaseChange
+    from caselibrary.services.index import cases_mark_for_reindex
 
+    cases_mark_for_reindex(everything=False)  # vectors of another model, from an earlier run
     waiting = CaseChange.objects.values("case_id").distinct().count()
     status, seconds, peak_kb = procs.run_measured(
         procs.python("manage.py", "case_index", "--build"), env=env, log=log_path
