@@ -26,7 +26,12 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from diagnosis.models import LevelRule, SpanRole, ToolCatalogEntry, ToolKind
 
 # Where the session id is read, first found wins; the trace id when none is set.
-SESSION_ATTRIBUTES = ("session.id", "gen_ai.conversation.id", "langfuse.session.id")
+SESSION_ATTRIBUTES = (
+    "session.id",
+    "gen_ai.conversation.id",
+    "langfuse.session.id",
+    "spring.ai.chat.client.conversation.id",
+)
 USER_ATTRIBUTES = ("user.id", "enduser.id", "langfuse.user.id")
 # Explicit facts a span may carry; they win over the tool catalog.
 KIND_ATTRIBUTE = "diagnosis.tool.kind"
@@ -292,7 +297,7 @@ def question_of(attributes: Mapping[str, Any]) -> str | None:
             content = attributes.get(f"llm.input_messages.{index}.message.content")
             if content:
                 return str(content)
-    value = attributes.get("input.value")
+    value = attributes.get("input.value") or attributes.get("gen_ai.prompt")
     if isinstance(value, str) and value:
         parsed = _json(value)
         if isinstance(parsed, list):
@@ -313,7 +318,7 @@ def answer_of(attributes: Mapping[str, Any]) -> str | None:
     content = attributes.get("llm.output_messages.0.message.content")
     if content:
         return str(content)
-    value = attributes.get("output.value")
+    value = attributes.get("output.value") or attributes.get("gen_ai.completion")
     if isinstance(value, str) and value:
         parsed = _json(value)
         if isinstance(parsed, list):

@@ -330,3 +330,65 @@ def test_long_attribute_values_are_cut_and_flagged(client, key, settings):
     assert stored.truncated
     assert stored.attributes["note"] == "x" * 100
     assert stored.attributes["diagnosis.truncated"] == ["note"]
+
+
+def spring_ai_run(trace_id: bytes) -> list:  # type: ignore[type-arg]
+    """A Spring AI ChatClient call with one tool call, as its observations name things
+    (spring.ai.chat.client, spring.ai.tool), exported by micrometer-tracing-bridge-otel."""
+    root = new_span_id()
+    chat = new_span_id()
+    return [
+        span(
+            "spring_ai chat_client",
+            trace_id=trace_id,
+            span_id=root,
+            attributes={
+                "gen_ai.operation.name": "framework",
+                "gen_ai.system": "spring_ai",
+                "spring.ai.kind": "chat_client",
+                "spring.ai.chat.client.conversation.id": "spring-conv-7",
+                "gen_ai.prompt": "payment-gateway 为什么 504？",
+                "gen_ai.completion": "连接池耗尽，扩容连接池。",
+            },
+            duration_ms=80,
+        ),
+        span(
+            "chat gpt-4o",
+            trace_id=trace_id,
+            span_id=chat,
+            parent=root,
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
+        ),
+        span(
+            "tool_call QueryInternalDocsTools",
+            trace_id=trace_id,
+            parent=chat,
+            attributes={
+                "gen_ai.operation.name": "framework",
+                "gen_ai.system": "spring_ai",
+                "spring.ai.kind": "tool_call",
+                "spring.ai.tool.definition.name": "QueryInternalDocsTools",
+                "spring.ai.tool.call.arguments": '{"query": "payment-gateway 504"}',
+                "spring.ai.tool.call.result": '{"documents": ["PG-504 runbook", "连接池"]}',
+            },
+        ),
+    ]
+
+
+def test_a_spring_ai_trace_becomes_a_session_with_its_tool_fact(client, key):
+    ToolCatalogEntry.objects.create(tool_name="QueryInternalDocsTools", kind=ToolKind.RETRIEVAL)
+
+    post(client, export(*spring_ai_run(new_trace_id())), key=key)
+
+    session = DiagnosisSession.objects.get(session_id="spring-conv-7")
+    assert (session.status, session.query) == ("SUCCESS", "payment-gateway 为什么 504？")
+    assert session.answer == "连接池耗尽，扩容连接池。"
+    fact = ToolInvocation.objects.get(session=session)
+    assert (fact.tool_name, fact.kind, fact.match_level, fact.hit_count) == (
+        "QueryInternalDocsTools",
+        "retrieval",
+        "L1",
+        2,
+    )
+    assert fact.query == '{"query": "payment-gateway 504"}'
+    assert session.self_evaluation["evidence_score"] == 50
