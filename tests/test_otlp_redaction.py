@@ -44,7 +44,8 @@ def test_a_secret_in_a_tool_argument_is_nowhere_in_the_database(make_client):
             "llm_key": SECRETS["openai"],
             "reporter": SECRETS["email"],
             "phone": SECRETS["phone"],
-            "pem": f"-----BEGIN PRIVATE KEY-----\n{SECRETS['private_key']}\n-----END PRIVATE KEY-----",
+            "pem": "-----BEGIN PRIVATE KEY-----\n"
+            f"{SECRETS['private_key']}\n-----END PRIVATE KEY-----",
         }
     )
     trace_id, root = new_trace_id(), new_span_id()
