@@ -98,7 +98,7 @@ def request_decoded(body: bytes, encoding: Encoding) -> ExportTraceServiceReques
             raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
     try:
         document = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise WireError(400, f"JSON 请求体无法解析：{exc}") from None
     if not isinstance(document, dict):
         raise WireError(400, "JSON 请求体必须是一个对象（ExportTraceServiceRequest）")

@@ -184,3 +184,21 @@ def test_over_the_rate_limit_is_429_with_retry_after(client, key, settings):
 
 def test_get_is_405(client):
     assert client.get("/v1/traces").status_code == 405
+
+
+def test_a_deeply_nested_json_body_is_400(client, key):
+    body = b'{"resourceSpans": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    response = post(client, body, key=key, content_type=JSON)
+
+    assert response.status_code == 400
+    assert nothing_written()
+
+
+def test_a_json_body_with_a_wrongly_typed_field_is_400(client, key):
+    body = b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 12, "traceId": 5}]}]}]}'
+
+    response = post(client, body, key=key, content_type=JSON)
+
+    assert response.status_code == 400
+    assert nothing_written()
