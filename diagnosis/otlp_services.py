@@ -31,7 +31,7 @@ from diagnosis.models import (
 )
 from diagnosis.otlp_mapping import SpanRecord, answer_of, question_of, tool_facts_body
 from diagnosis.serializers import tool_invocation_checked
-from diagnosis.services import SCORING_GROUP, SCORING_TASK
+from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +53,28 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         return IngestResult(0, 0, rejected)
     sessions_by_trace = _sessions_by_trace(records, rejected)
     records = [r for r in records if r.trace_id in sessions_by_trace]
-    catalog = _catalog(records)
-    facts: dict[str, dict] = {}
+    with transaction.atomic():
+        # The catalog gains the new tool names in the same transaction: a request that
+        # fails leaves nothing behind, not even them.
+        kept, facts = _checked_facts(records, _catalog(records), rejected)
+        stored = _stored_span_keys(kept)
+        new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
+        if new:
+            _write(new, sessions_by_trace, facts)
+    metrics.otlp_spans(accepted=len(new), duplicates=len(kept) - len(new), rejected=len(rejected))
+    logger.info(
+        "spans received",
+        extra={"stored": len(new), "duplicates": len(kept) - len(new), "rejected": len(rejected)},
+    )
+    return IngestResult(len(new), len(kept) - len(new), rejected)
+
+
+def _checked_facts(
+    records: list[SpanRecord], catalog: dict[str, ToolCatalogEntry], rejected: list[str]
+) -> tuple[list[SpanRecord], dict[str, InvocationFacts]]:
+    """The spans kept, and the tool facts of the tool spans, each checked by the REST
+    API's validator; a tool span it refuses is rejected, with its reasons."""
+    facts: dict[str, InvocationFacts] = {}
     kept = []
     for record in records:
         if record.role == "tool" and record.tool_name:
@@ -69,17 +89,7 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
                 rejected.append(f"tool span {record.span_id}: {problems}")
                 continue
         kept.append(record)
-    with transaction.atomic():
-        stored = _stored_span_keys(kept)
-        new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
-        if new:
-            _write(new, sessions_by_trace, facts)
-    metrics.otlp_spans(accepted=len(new), duplicates=len(kept) - len(new), rejected=len(rejected))
-    logger.info(
-        "spans received",
-        extra={"stored": len(new), "duplicates": len(kept) - len(new), "rejected": len(rejected)},
-    )
-    return IngestResult(len(new), len(kept) - len(new), rejected)
+    return kept, facts
 
 
 def _unique(records: list[SpanRecord]) -> list[SpanRecord]:
@@ -154,7 +164,9 @@ def _stored_span_keys(records: list[SpanRecord]) -> set[tuple[str, str]]:
 
 
 def _write(
-    records: list[SpanRecord], sessions_by_trace: dict[str, str], facts: dict[str, dict]
+    records: list[SpanRecord],
+    sessions_by_trace: dict[str, str],
+    facts: dict[str, InvocationFacts],
 ) -> None:
     by_session: dict[str, list[SpanRecord]] = defaultdict(list)
     for record in records:
