@@ -172,6 +172,7 @@ def _write(
     for record in records:
         by_session[sessions_by_trace[record.trace_id]].append(record)
     sessions = _sessions_locked(by_session)
+    adopted = _placeholders_adopted(sessions_by_trace)
     stored_invocations = set(
         ToolInvocation.objects.filter(
             session_id__in=list(by_session), invocation_id__in=list(facts)
@@ -205,9 +206,45 @@ def _write(
         ]
     )
     ToolInvocation.objects.bulk_create(invocations)
-    with_new_facts = {invocation.session_id for invocation in invocations}
+    with_new_facts = {invocation.session_id for invocation in invocations} | adopted
     for session_id, group in by_session.items():
         _session_update(sessions[session_id], group, rescore=session_id in with_new_facts)
+
+
+def _placeholders_adopted(sessions_by_trace: dict[str, str]) -> set[str]:
+    """Spans of a trace stored before its session was known (under the trace id: an
+    exporter sent the children before the root that names the session) move to the
+    session, with their facts; the placeholder session goes once it is empty. Returns
+    the sessions that gained facts this way."""
+    stored = (
+        Span.objects.filter(trace_id__in=list(sessions_by_trace))
+        .values_list("trace_id", "session_id")
+        .distinct()
+    )
+    adopted = set()
+    for trace, placeholder in stored:
+        session_id = sessions_by_trace[trace]
+        if placeholder == session_id or placeholder != trace:
+            continue
+        span_ids = list(
+            Span.objects.filter(trace_id=trace, session_id=placeholder).values_list(
+                "span_id", flat=True
+            )
+        )
+        Span.objects.filter(trace_id=trace, session_id=placeholder).update(session_id=session_id)
+        moved = ToolInvocation.objects.filter(
+            session_id=placeholder, invocation_id__in=span_ids
+        ).update(session_id=session_id)
+        if moved:
+            adopted.add(session_id)
+        if not (
+            Span.objects.filter(session_id=placeholder).exists()
+            or ToolInvocation.objects.filter(session_id=placeholder).exists()
+        ):
+            DiagnosisSession.objects.filter(
+                session_id=placeholder, status=SessionStatus.RUNNING, feedback__isnull=True
+            ).delete()
+    return adopted
 
 
 def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:

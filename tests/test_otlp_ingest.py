@@ -392,3 +392,34 @@ def test_a_spring_ai_trace_becomes_a_session_with_its_tool_fact(client, key):
     )
     assert fact.query == '{"query": "payment-gateway 504"}'
     assert session.self_evaluation["evidence_score"] == 50
+
+
+def test_children_sent_before_the_root_that_names_the_session_join_that_session(client, key):
+    trace_id, root_id = new_trace_id(), new_span_id()
+    root = span(
+        "invoke_agent",
+        trace_id=trace_id,
+        span_id=root_id,
+        attributes={"session.id": "ticket-4711", "input.value": "q", "output.value": "a"},
+    )
+    tool = span(
+        "execute_tool kb",
+        trace_id=trace_id,
+        parent=root_id,
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "kb",
+            "diagnosis.tool.kind": "retrieval",
+            "diagnosis.match_level": "L0",
+        },
+    )
+    post(client, export(tool), key=key)
+    assert DiagnosisSession.objects.get().session_id == trace_id.hex()
+
+    post(client, export(root), key=key)
+
+    session = DiagnosisSession.objects.get()
+    assert session.session_id == "ticket-4711"
+    assert ToolInvocation.objects.get().session_id == "ticket-4711"
+    assert Span.objects.filter(session=session).count() == 2
+    assert session.self_evaluation["evidence_score"] == 65
