@@ -47,14 +47,33 @@ class OtlpKeyThrottle(SimpleRateThrottle):
 
 @csrf_exempt
 def traces_view(request: HttpRequest) -> HttpResponse:
+    try:
+        return _traces(request)
+    except (OperationalError, InterfaceError, IntegrityError) as exc:
+        # The database cannot be reached (or lost a race twice): the exporter retries.
+        logger.error("spans not stored, the exporter will retry: %s", exc.__class__.__name__)
+        encoding = getattr(request, "otlp_encoding", None)
+        response = _error(encoding, 503, "服务暂不可用，请稍后重试")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+
+def _traces(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         response = _error(None, 405, "只接受 POST")
         response["Allow"] = "POST"
         return response
-    encoding = None
+    # Known first, so that every answer (a refused key too) is in the request's encoding.
+    encoding, unsupported = None, None
+    try:
+        encoding = otlp_wire.encoding_of(request.content_type or "")
+    except WireError as error:
+        unsupported = error
+    request.otlp_encoding = encoding  # type: ignore[attr-defined]
     try:
         _authorize(request)
-        encoding = otlp_wire.encoding_of(request.content_type or "")
+        if unsupported is not None:
+            raise unsupported
         throttle = OtlpKeyThrottle()
         if not throttle.allow_request(request, None):  # type: ignore[arg-type]
             response = _error(encoding, 429, "请求过于频繁，请稍后再试")
@@ -77,13 +96,7 @@ def traces_view(request: HttpRequest) -> HttpResponse:
     except WireError as error:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
-    try:
-        result = _ingest(read.records, read.rejected)
-    except (OperationalError, InterfaceError, IntegrityError) as exc:
-        logger.error("spans not stored, the exporter will retry: %s", exc.__class__.__name__)
-        response = _error(encoding, 503, "服务暂不可用，请稍后重试")
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
+    result = _ingest(read.records, read.rejected)
     message = _rejection_message(result.rejected)
     body = otlp_wire.response_body(encoding, rejected=len(result.rejected), message=message)
     return HttpResponse(body, content_type=encoding.content_type)
