@@ -46,7 +46,12 @@ _TOOL_ARGUMENTS = (
     "input.value",
     "tool_arguments",
 )
-_TOOL_RESULT = ("gen_ai.tool.call.result", "spring.ai.tool.call.result", "output.value")
+_TOOL_RESULT = (
+    "gen_ai.tool.call.result",
+    "spring.ai.tool.call.result",
+    "output.value",
+    "tool_response",  # pydantic-ai's instrumentation format 2
+)
 _MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "embeddings"}
 _AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
 _DOCUMENT_KEY = re.compile(r"\Aretrieval\.documents\.(\d+)\.")
