@@ -83,6 +83,36 @@ def test_a_rest_session_page_shows_its_tool_invocations(admin_client):
     assert "QueryInternalDocsTools" in text and "order-service 504" in text
 
 
+def test_a_case_library_search_row_links_the_cases_it_found(admin_client):
+    from caselibrary.models import CaseSearch
+    from tests.factories import CaseLibraryFactory
+
+    case = CaseLibraryFactory()
+    session = DiagnosisSessionFactory(status="SUCCESS", answer="a")
+    session.tool_invocations.create(
+        invocation_id="case-search-1",
+        tool_name="CaseLibrarySearch",
+        status="SUCCESS",
+        match_level="L1",
+        hit_count=1,
+        query="payment 504",
+    )
+    CaseSearch.objects.create(
+        session=session,
+        invocation_id="case-search-1",
+        query="payment 504",
+        query_key="k",
+        match_level="L1",
+        hit_count=1,
+        case_ids=[str(case.case_id)],
+    )
+
+    page = admin_client.get(f"{LIST}{session.pk}/change/").content.decode()
+
+    timeline = page[page.index('id="session-timeline"') :]
+    assert f"/admin/caselibrary/caselibrary/{case.case_id}/change/" in timeline
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
