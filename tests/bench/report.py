@@ -249,11 +249,12 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                 check("rescore_peak_rss", ratio, 1.2, at_most=True),
             )
         )
-    from tests.bench import export, search, search_milvus
+    from tests.bench import export, otlp, search, search_milvus
 
     rows += export.rows(results.get("exports"), check)
     rows += search.rows(results.get("search"), check)
     rows += search_milvus.rows(results.get("search_milvus"), check)
+    rows += otlp.rows(results.get("otlp"), check)
     return rows, summary
 
 

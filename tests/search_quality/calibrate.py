@@ -13,6 +13,7 @@ maximise the smaller of "answered when answerable" and "NONE when unanswerable".
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +126,11 @@ def svg(curves: dict[float, list[Point]], chosen: Point, title: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--svg", type=Path, default=SVG)
+    parser.add_argument(
+        "--features",
+        type=Path,
+        help="read the features `evaluate --dump` wrote instead of asking again",
+    )
     options = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("DEBUG", "1")
@@ -135,7 +141,21 @@ def main() -> None:
 
     from tests.search_quality.evaluate import evaluate_in_test_database, load_library, load_queries
 
-    asked = evaluate_in_test_database(load_queries(), load_library())
+    if options.features:
+        asked = [
+            Asked(
+                query={"expect": ["?"] if f["answerable"] else [], "kind": f["kind"]},
+                hits=[],
+                top_cosine=f["cosine"],
+                top_coverage=f["coverage"],
+                top_peak=f["peak"],
+                top_right=f["right"],
+                top_exact=f["exact"],
+            )
+            for f in json.loads(options.features.read_text())
+        ]
+    else:
+        asked = evaluate_in_test_database(load_queries(), load_library())
     chosen = best(asked)
     curves = {c: points(asked, c) for c in COVERAGES}
     model = settings.CASE_EMBEDDING_MODEL
