@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Rows per upsert: well under the server's 64 MB message limit at 384 floats a row; cases
+# Rows per upsert: well under the server's 64 MB message limit at 512 floats a row; cases
 # per delete expression.
 _BATCH = 500
 _DELETE_CASES = 100
