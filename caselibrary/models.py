@@ -46,9 +46,6 @@ class CaseLibrary(models.Model):
     updated_by = models.CharField(_("updated by"), max_length=64, default=SYSTEM_USER)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
-    # Merged into this (older) case: found only through it (its texts and keys are
-    # indexed as the kept case's).
-    merged_into = models.CharField(_("merged into"), max_length=36, null=True, blank=True)
 
     class Meta:
         db_table = "case_library"
@@ -363,6 +360,22 @@ class CaseSearchKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class CaseMerge(models.Model):
+    """A case merged into an older one: found only through it (its texts and keys are
+    indexed as the kept case's). Beside case_library, whose columns mirror the original
+    schema."""
+
+    case_id = models.CharField(_("case id"), max_length=36, primary_key=True)
+    merged_into = models.CharField(_("merged into"), max_length=36, db_index=True)
+    merged_at = models.DateTimeField(_("merged at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "case_merge"
+
+    def __str__(self) -> str:
+        return f"{self.case_id} -> {self.merged_into}"
 
 
 class CaseDuplicate(models.Model):
