@@ -78,3 +78,60 @@ class UsefulWithoutEvidence(DiagnosisSession):
         proxy = True
         verbose_name = _("useful without evidence")
         verbose_name_plural = _("useful without evidence")
+
+
+class FeedbackReason(models.TextChoices):
+    """Why an answer was not useful, as the reader chose it."""
+
+    WRONG_ROOT_CAUSE = "wrong_root_cause", _("Wrong root cause")
+    MISSING_EVIDENCE = "missing_evidence", _("Missing evidence")
+    OUTDATED = "outdated", _("Outdated")
+    NOT_ACTIONABLE = "not_actionable", _("Not actionable")
+    OTHER = "other", _("Other")
+
+
+class FeedbackChannel(models.TextChoices):
+    API_KEY = "api_key", _("API key")
+    TOKEN = "token", _("Feedback token")
+
+
+COMMENT_MAX_LENGTH = 2000
+
+
+class FeedbackEntry(models.Model):
+    """One feedback given with a reason, a comment or a correction, kept as history.
+
+    The session's `feedback` column holds the last verdict (the contract's); these rows
+    keep what readers said with each one, so a later verdict never erases an earlier
+    reader's correction. Plain feedback (no reason, comment or correction) writes none.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        DiagnosisSession,
+        to_field="session_id",
+        db_column="session_id",
+        on_delete=models.CASCADE,
+        related_name="feedback_entries",
+        verbose_name=_("session"),
+        db_index=False,  # the (session, created_at) index below serves it
+    )
+    feedback = models.CharField(_("feedback"), max_length=16, choices=Feedback.choices)
+    reason = models.CharField(
+        _("reason"), max_length=32, choices=FeedbackReason.choices, blank=True, default=""
+    )
+    comment = models.TextField(_("comment"), blank=True, default="")
+    correction = models.TextField(_("correction"), blank=True, default="")
+    channel = models.CharField(_("sent with"), max_length=16, choices=FeedbackChannel.choices)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "feedback_entry"
+        indexes = [
+            models.Index(fields=["session", "created_at"], name="idx_feedback_entry_session")
+        ]
+        verbose_name = _("feedback entry")
+        verbose_name_plural = _("feedback entries")
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.feedback}"
