@@ -350,6 +350,7 @@ def test_the_review_page_runs_a_fixed_number_of_queries(
     review = BadCaseReviewFactory()
     ToolInvocationFactory.create_batch(40, session=review.session)
 
-    # Django's session and user, the bad case with its review, its invocations.
-    with django_assert_num_queries(4):
+    # Django's session and user, the bad case with its review, its invocations, what
+    # readers said with their feedback.
+    with django_assert_num_queries(5):
         admin_client.get(change_url(review.session))

@@ -24,6 +24,7 @@ from diagnosis.admin import (
     session_change_url,
 )
 from diagnosis.selectors import session_invocations
+from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.models import BadCase, BadCaseReview, ReviewState
 from feedback.selectors import (
@@ -115,7 +116,7 @@ class BadCaseReviewForm(forms.ModelForm):
 
 
 @admin.register(BadCase)
-class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
+class BadCaseAdmin(ReaderFeedbackMixin, EvidenceTablesMixin, SessionAdminBase):
     """The work queue of sessions users found not useful."""
 
     form = BadCaseReviewForm
@@ -153,6 +154,7 @@ class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
             },
         ),
         (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
+        (_("What readers said"), {"fields": ("feedback_history",)}),
         (
             _("Evidence"),
             {"fields": ("score_detail", "factors_table", "opinion_table", "invocations_table")},
@@ -172,8 +174,9 @@ class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
         "factors_table",
         "opinion_table",
         "invocations_table",
+        "feedback_history",
     )
-    actions = ("mark_triaged", "mark_resolved")
+    actions = ("mark_triaged", "mark_resolved", "create_case_from_correction")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return (
