@@ -107,3 +107,14 @@ def test_only_staff_who_may_add_cases_see_the_action(db) -> None:
 
     user.user_permissions.add(Permission.objects.get(codename="add_caselibrary"))
     assert "create_case_from_correction" in client.get(LIST).content.decode()
+
+
+def test_the_review_speaks_chinese_by_default(admin_client, settings) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+    FeedbackEntryFactory(session=session, reason="not_actionable")
+
+    page = text(admin_client.get(f"{LIST}{session.pk}/change/"))
+
+    assert "用户反馈的内容" in page and "无法执行" in page and "反馈令牌" in page
+    assert "用用户的更正创建案例" in text(admin_client.get(LIST))
