@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -34,6 +35,22 @@ class BadCaseReview(models.Model):
     note = models.TextField(_("reviewer note"), blank=True, default="")
     reviewed_by = models.CharField(_("reviewed by"), max_length=150, blank=True, default="")
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    # The review queue: who works on it, and the operators' own labels.
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_bad_cases",
+        verbose_name=_("assignee"),
+    )
+    tags = models.ManyToManyField(
+        "ReviewTag",
+        blank=True,
+        related_name="reviews",
+        db_table="bad_case_review_tag",
+        verbose_name=_("tags"),
+    )
 
     class Meta:
         db_table = "bad_case_review"
@@ -44,6 +61,21 @@ class BadCaseReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}: {self.state}"
+
+
+class ReviewTag(models.Model):
+    """An operator's label for bad cases ("dns", "needs-runbook", ...): a queue to filter by."""
+
+    name = models.SlugField(_("name"), max_length=64, unique=True, allow_unicode=True)
+
+    class Meta:
+        db_table = "bad_case_tag"
+        ordering = ["name"]
+        verbose_name = _("review tag")
+        verbose_name_plural = _("review tags")
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class BadCaseManager(models.Manager):

@@ -8,6 +8,7 @@ nothing else: a page has no API key to count by.
 from dataclasses import dataclass
 
 from django.conf import settings
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
@@ -153,3 +154,21 @@ class FeedbackAddressThrottle(SimpleRateThrottle):
         if not isinstance(request.auth, FeedbackToken):
             return None
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class FeedbackTokenScheme(OpenApiAuthenticationExtension):
+    """The token in the OpenAPI schema, beside the API key."""
+
+    target_class = "feedback.tokens.FeedbackTokenAuthentication"
+    name = "FeedbackToken"
+
+    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": (
+                "`Feedback <token>`: the session's `feedbackToken` (from `complete`), for "
+                "POST /api/feedback of that session only."
+            ),
+        }

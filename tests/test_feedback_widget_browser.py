@@ -193,9 +193,7 @@ def test_the_demo_page_in_docs_mounts_the_widget_and_rates_useful(
     chat_page.html = (ROOT / "docs" / "feedback-widget.html").read_text(encoding="utf-8")
     token = feedback_token_for(session_id="demo-1")
     page = open_chat(browser, chat_page)
-    page.goto(
-        f"{chat_page.origin}/?service={live_server.url}&session=demo-1&token={token}&lang=en"
-    )
+    page.goto(f"{chat_page.origin}/?service={live_server.url}&session=demo-1&token={token}&lang=en")
 
     page.get_by_role("button", name="Useful", exact=True).click()
 
