@@ -38,7 +38,7 @@ class ChatPage:
         page = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 body = page.html.encode("utf-8")
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -82,7 +82,7 @@ def chat_page(live_server, settings) -> Iterator[ChatPage]:  # type: ignore[no-u
     page.close()
 
 
-def open_chat(browser, chat_page: ChatPage) -> Page:  # type: ignore[no-untyped-def]
+def open_chat(browser, chat_page: ChatPage) -> Page:  # type: ignore[no-untyped-def]  # noqa: F811
     context = browser.new_context(locale="zh-CN", viewport={"width": 900, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)

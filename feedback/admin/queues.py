@@ -7,7 +7,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html_join
@@ -55,14 +55,29 @@ class TagFilter(admin.SimpleListFilter):
 
 
 class QueueActionForm(ActionForm):
-    """The action bar's extra inputs: whom to assign to, which tag to add."""
+    """The action bar's extra inputs: whom to assign to, which tag to add.
 
-    assignee = forms.ModelChoiceField(label=_("assign to"), queryset=staff_users(), required=False)
-    tag = forms.SlugField(label=_("tag"), required=False, max_length=64, allow_unicode=True)
+    Plain text here, so that a bad value reaches the action, which says what is wrong
+    (the admin would only say "no action selected"); the action cleans them with
+    _strict_fields().
+    """
+
+    assignee = forms.CharField(label=_("assign to"), required=False, widget=forms.Select)
+    tag = forms.CharField(label=_("tag"), required=False, max_length=64)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["assignee"].queryset = staff_users()
+        self.fields["assignee"].widget.choices = [
+            ("", "---------"),
+            *((user.pk, user.get_username()) for user in staff_users()),
+        ]
+
+
+def _strict_fields() -> dict[str, forms.Field]:
+    return {
+        "assignee": forms.ModelChoiceField(queryset=staff_users()),
+        "tag": forms.SlugField(max_length=64, allow_unicode=True),
+    }
 
 
 class ReviewQueueMixin:
@@ -102,11 +117,11 @@ class ReviewQueueMixin:
         description=_("Assign the selected bad cases to the chosen user"), permissions=["change"]
     )
     def assign_to_chosen(self, request: HttpRequest, queryset: QuerySet) -> None:
-        form = QueueActionForm(request.POST)
-        if not form.is_valid() or form.cleaned_data["assignee"] is None:
+        assignee = _chosen(request, "assignee")
+        if assignee is None:
             self.message_user(request, _("Choose a staff user to assign to."), messages.WARNING)
             return
-        self._assign(request, queryset, form.cleaned_data["assignee"])
+        self._assign(request, queryset, assignee)
 
     @admin.action(description=_("Unassign the selected bad cases"), permissions=["change"])
     def unassign(self, request: HttpRequest, queryset: QuerySet) -> None:
@@ -114,21 +129,21 @@ class ReviewQueueMixin:
 
     @admin.action(description=_("Add the tag to the selected bad cases"), permissions=["change"])
     def add_tag(self, request: HttpRequest, queryset: QuerySet) -> None:
-        form = QueueActionForm(request.POST)
-        if not form.is_valid() or not form.cleaned_data["tag"]:
+        tag = _chosen(request, "tag")
+        if not tag:
             self.message_user(
                 request,
                 _("Type a tag (letters, digits, - and _) to add."),
                 messages.WARNING,
             )
             return
-        count = bad_cases_tag(session_ids=_ids(queryset), tag=form.cleaned_data["tag"])
+        count = bad_cases_tag(session_ids=_ids(queryset), tag=tag)
         self.message_user(
             request,
             ngettext(
                 "%(count)d bad case tagged %(tag)s.", "%(count)d bad cases tagged %(tag)s.", count
             )
-            % {"count": count, "tag": form.cleaned_data["tag"]},
+            % {"count": count, "tag": tag},
             messages.SUCCESS,
         )
 
@@ -145,6 +160,15 @@ class ReviewQueueMixin:
             % {"count": count, "who": who},
             messages.SUCCESS,
         )
+
+
+def _chosen(request: HttpRequest, name: str) -> Any:
+    """One input of the action bar, cleaned by its field; None when missing or invalid.
+    (The admin validated the form's `action` already, against choices only it knows.)"""
+    try:
+        return _strict_fields()[name].clean(request.POST.get(name))
+    except ValidationError:
+        return None
 
 
 def _ids(queryset: QuerySet) -> list[str]:
