@@ -222,6 +222,10 @@ CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
 CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language"]
 CORS_PREFLIGHT_MAX_AGE = 600
 
+# The admin's "Import cases" upload: larger files are refused before they are read
+# (import folders and big files with `manage.py import_cases`).
+CASE_IMPORT_MAX_BYTES = env_int("CASE_IMPORT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],

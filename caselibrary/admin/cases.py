@@ -25,6 +25,7 @@ from caselibrary.admin.filters import (
     category_choices,
 )
 from caselibrary.admin.forms import CaseActionForm, CaseForm
+from caselibrary.admin.imports import CaseImportMixin
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (
     case_draft_from_session,
@@ -47,7 +48,7 @@ SOURCE_SHORT = {SourceType.AUTO: _("auto"), SourceType.MANUAL: _("manual")}
 
 
 @admin.register(CaseLibrary)
-class CaseLibraryAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
+class CaseLibraryAdmin(CaseImportMixin, EstimatedCountAdminMixin, admin.ModelAdmin):
     form = CaseForm
     action_form = CaseActionForm
     list_per_page = 50
