@@ -200,6 +200,12 @@ elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
 # in another process stops working within this time. 0 checks the database every request.
 API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
 
+# --- Retention -------------------------------------------------------------------
+
+# Sessions older than this many days with no feedback and no case are removed daily (with
+# their tool invocations) by the task worker's schedule; unset or 0 keeps everything.
+SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0)
+
 # --- Browser feedback (signed tokens, CORS) ---------------------------------------
 
 # How long a feedback token (diagnosis/feedback_tokens.py) stays good, in seconds.

@@ -57,7 +57,7 @@ def test_a_dry_run_upload_writes_nothing(admin_client) -> None:
 
 
 def test_a_bad_row_is_shown_with_its_line_and_nothing_is_written(admin_client) -> None:
-    content = "title,rootCause,solution\nok,ok,ok\n=1+1,x,y\n".encode()
+    content = b"title,rootCause,solution\nok,ok,ok\n=1+1,x,y\n"
 
     response = admin_client.post(URL, upload("cases.csv", content))
 
