@@ -62,9 +62,10 @@ def pools_for(*, feedback_pool: int, scoring_pool: int) -> dict[str, Pool]:
         "not_useful": Pool("pn", feedback_pool, "SUCCESS, no feedback: not_useful"),
         "useful_floor": Pool("pf", feedback_pool, "SUCCESS, no feedback: the useful floor"),
         "repeat_useful": Pool("pr", 2_000, "already useful, with a case: repeated useful"),
-        # POST /api/feedback with a feedback token against the same with an API key.
-        "token_not_useful": Pool("pt", feedback_pool, "SUCCESS, no feedback: token not_useful"),
-        "key_not_useful": Pool("pk", feedback_pool, "SUCCESS, no feedback: key not_useful"),
+        # POST /api/feedback with a feedback token against the same with an API key: three
+        # times the pool, for rounds alternating between the two (tests/bench/tokens.py).
+        "token_not_useful": Pool("pt", 3 * feedback_pool, "SUCCESS, no feedback: token not_useful"),
+        "key_not_useful": Pool("pk", 3 * feedback_pool, "SUCCESS, no feedback: key not_useful"),
         "invocations": Pool("pi", 2_000, "RUNNING: invocation batches"),
         "scoring": Pool("pq", scoring_pool, "RUNNING with facts: completed to be scored"),
     }
