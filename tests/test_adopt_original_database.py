@@ -146,6 +146,7 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
         ("case_search", "session_id", "utf8mb4_bin"),
         ("case_search_hit", "session_id", "utf8mb4_bin"),
         ("diagnosis_session", "session_id", "utf8mb4_bin"),
+        ("feedback_entry", "session_id", "utf8mb4_bin"),
         ("tool_invocation", "session_id", "utf8mb4_bin"),
     ]
     foreign_keys = _query(
@@ -157,6 +158,7 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
     assert [table for table, _ in foreign_keys] == [
         "bad_case_review",
         "case_search",
+        "feedback_entry",
         "tool_invocation",
     ]
     assert ("tool_invocation", "fk_tool_invocation_session") in foreign_keys
