@@ -4,8 +4,9 @@ equal however an operator or an alert wrote them.
 Pure Python (no Django): the case search, the structuring of new cases and the tests use it
 alike. A code is what an operator would paste into a search box to find the runbook:
 `ORA-01555`, `ERROR 1205`, `MY-013183`, `HTTP 503`, `CrashLoopBackOff`,
-`java.lang.OutOfMemoryError`, `ENOSPC`. A bare number is never a code: an HTTP status needs
-its context (`HTTP 503`, `status=503`, `503 Service Unavailable`, `返回 503`).
+`java.lang.OutOfMemoryError`, `ENOSPC`, and Prometheus alert names (`KubePodCrashLooping`,
+`HighCPUUsage`: see `caselibrary.alert_names` for the rule). A bare number is never a code:
+an HTTP status needs its context (`HTTP 503`, `status=503`, `503 Service Unavailable`, `返回 503`).
 
 Every family matches whole words in its real shape: no code starts or ends inside a longer
 word or number (`Mirror4001`, `ENOSPCX`), a time of day (`09:05`, `14:05:30`) is never part
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+
+from caselibrary.alert_names import iter_alert_matches, normalise_alert_name
 
 __all__ = ["error_code_key", "find_error_codes", "normalise_error_code"]
 
@@ -343,6 +346,7 @@ def find_error_codes(text: str) -> list[str]:
             continue
         for match in pattern.finditer(text):
             found.append((match.start(), -(match.end() - match.start()), normalise(match)))
+    found.extend((start, start - end, name) for start, end, name in iter_alert_matches(text))
     found.sort()
     codes: list[str] = []
     taken_until = -1
@@ -385,6 +389,8 @@ def normalise_error_code(code: str) -> str:
         return text.upper()
     if folded in _ERRNO_BY_MESSAGE:
         return _ERRNO_BY_MESSAGE[folded]
+    if normalise_alert_name(text) != text:
+        return normalise_alert_name(text)
     if folded in _maybe_java_BY_FOLDED:
         name = _maybe_java_BY_FOLDED[folded]
         return f"{JAVA_PACKAGES[name]}.{name}"
