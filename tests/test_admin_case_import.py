@@ -105,3 +105,25 @@ def test_the_upload_still_needs_the_csrf_token(admin_user) -> None:
 
     assert response.status_code == 403
     assert not CaseLibrary.objects.exists()
+
+
+def test_uploading_a_markdown_runbook_makes_its_case(admin_client) -> None:
+    from tests.processes import ROOT
+
+    runbook = ROOT / "tests" / "import_runbooks" / "jvm-old-gen-filling-up.md"
+
+    response = admin_client.post(URL, upload(runbook.name, runbook.read_bytes()), follow=True)
+
+    assert "1 case(s) created" in text(response)
+    case = CaseLibrary.objects.get()
+    assert (case.title, case.error_code) == (
+        "JVM 老年代持续上涨、Full GC 频繁：JvmMemoryFillingUp",
+        "JvmMemoryFillingUp",
+    )
+
+
+def test_a_runbook_without_a_heading_is_refused_with_its_line(admin_client) -> None:
+    response = admin_client.post(URL, upload("notes.md", "\n\n只是笔记\n".encode()))
+
+    assert response.status_code == 400
+    assert "notes.md:3: no title" in text(response)

@@ -24,6 +24,7 @@ from caselibrary.models import (
     FaultCategory,
     SourceType,
 )
+from caselibrary.runbooks import ERROR_CODE_MAX_LENGTH, Runbook, RunbookError, parse_runbook
 from caselibrary.services.cases import case_update
 from caselibrary.services.index import case_index_request_rebuild
 from config import metrics
@@ -129,7 +130,40 @@ def _read(data: bytes, source: str) -> list[_Keyed]:
 
 
 def _runbook(text: str, source: str) -> _Keyed:
-    raise CaseFileError(source, None, "Markdown runbooks are not read yet")
+    """A Markdown runbook as one case (caselibrary/runbooks.py reads it). The case has no
+    field of its own for the symptoms: they open the root cause, where the alert names
+    they quote are searched too."""
+    try:
+        runbook = parse_runbook(text, source=source)
+    except RunbookError as exc:
+        raise CaseFileError(source, exc.line, exc.message) from None
+    root_cause = "\n\n".join(part for part in (runbook.description, runbook.root_cause) if part)
+    solution = runbook.solution or "\n\n".join(
+        f"{heading}\n\n{body}" for heading, body in runbook.extra_sections if body
+    )
+    if not root_cause.strip():
+        raise CaseFileError(
+            source, None, "no symptoms or root-cause section (现象 / 根因 / root cause)"
+        )
+    if not solution.strip():
+        raise CaseFileError(source, None, "no solution section (处理步骤 / 解决方案 / solution)")
+    record = CaseRecord(
+        line=1,
+        title=runbook.title,
+        root_cause=root_cause,
+        solution=solution,
+        error_code=_runbook_code(runbook),
+    )
+    return _Keyed(record, source, runbook.content_hash, by_path=True)
+
+
+def _runbook_code(runbook: Runbook) -> str | None:
+    """The case's one code: an alert name when the runbook quotes one (the title's, else
+    the first), since the alert is what on-call sees and asks about first; else the
+    runbook's error code."""
+    alerts = [name for name in runbook.alert_names if len(name) <= ERROR_CODE_MAX_LENGTH]
+    in_title = [name for name in alerts if name in runbook.title]
+    return (in_title or alerts or [runbook.error_code])[0]
 
 
 def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
