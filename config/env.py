@@ -68,3 +68,19 @@ def env_rate(name: str, default: str) -> str | None:
     if not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", value):
         raise ImproperlyConfigured(f'{name} must look like "30/min" or be "off", got {value!r}')
     return value
+
+
+def env_json_list(name: str) -> list[str] | None:
+    """A JSON list of strings; None when unset."""
+    import json
+
+    value = os.environ.get(name, "").strip()
+    if value == "":
+        return None
+    try:
+        items = json.loads(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a JSON list of strings") from None
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ImproperlyConfigured(f"{name} must be a JSON list of strings")
+    return items

@@ -237,3 +237,18 @@ class MetricsMiddleware:
             seconds=time.monotonic() - started,
         )
         return response
+
+
+# --- OTLP trace ingest ------------------------------------------------------------------
+
+OTLP_SPANS = Counter(
+    "diagnosis_otlp_spans_total",
+    "Spans received on /v1/traces, by outcome (stored, duplicate, rejected).",
+    ["outcome"],
+)
+
+
+def otlp_spans(*, accepted: int, duplicates: int, rejected: int) -> None:
+    for outcome, count in (("stored", accepted), ("duplicate", duplicates), ("rejected", rejected)):
+        if count:
+            OTLP_SPANS.labels(outcome).inc(count)

@@ -12,7 +12,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_rate, env_str
+from config.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_json_list,
+    env_list,
+    env_rate,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -397,3 +405,27 @@ try:
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc}") from None
+
+# --- OTLP trace ingest (POST /v1/traces) -----------------------------------------------
+
+# A body larger than this after gzip decompression is refused (413), checked while it is
+# decompressed; the compressed body may be no larger either.
+OTLP_MAX_BODY_BYTES = env_int("OTLP_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1024)
+# More spans than this in one request are refused whole (413): exporters send 512 a batch.
+OTLP_MAX_SPANS = env_int("OTLP_MAX_SPANS", 4096, minimum=1)
+# Longer attribute values are cut to this many characters and the span is flagged.
+OTLP_MAX_ATTRIBUTE_CHARS = env_int("OTLP_MAX_ATTRIBUTE_CHARS", 16384, minimum=64)
+# Per API key, e.g. "1200/min"; "off" disables the limit. Over it: 429 with Retry-After.
+OTLP_RATE_LIMIT: str | None = env_str("OTLP_RATE_LIMIT", "3000/min")
+if OTLP_RATE_LIMIT.lower() == "off":
+    OTLP_RATE_LIMIT = None
+elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", OTLP_RATE_LIMIT):
+    raise ImproperlyConfigured(
+        f'OTLP_RATE_LIMIT must look like "3000/min" or be "off", got {OTLP_RATE_LIMIT!r}'
+    )
+# Text matching these regular expressions is replaced by "[redacted]" before anything from
+# a trace is stored. REDACT_PATTERNS (a JSON list) replaces the defaults in
+# diagnosis/redaction.py; REDACT_PATTERNS_EXTRA (a JSON list) adds to them. A pattern
+# with a group named "secret" has only that group replaced.
+REDACT_PATTERNS = env_json_list("REDACT_PATTERNS")
+REDACT_PATTERNS_EXTRA = env_json_list("REDACT_PATTERNS_EXTRA") or []

@@ -5,6 +5,7 @@ from rest_framework.routers import SimpleRouter
 
 from caselibrary.views import CaseViewSet
 from config import errors
+from diagnosis.otlp_views import traces_view
 from diagnosis.views import SessionViewSet
 from feedback.attribution import attribution_view
 from feedback.export_views import export_view
@@ -35,6 +36,8 @@ urlpatterns = [
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include(router.urls)),
+    # OTLP/HTTP trace ingest, at the path exporters append to their endpoint.
+    path("v1/traces", traces_view, name="otlp-traces"),
     # Any other /api/ path: the API's JSON 404, also when DEBUG would show its own page.
     re_path(r"^api/", errors.api_not_found),
 ]

@@ -9,6 +9,7 @@ above this one.
 import re
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
@@ -28,6 +29,7 @@ from diagnosis.models import (
     ApiKey,
     DiagnosisSession,
     SessionStatus,
+    ToolCatalogEntry,
     ToolInvocation,
 )
 from diagnosis.selectors import (
@@ -215,3 +217,35 @@ class ToolInvocationInline(admin.TabularInline):
         return request.user.has_perm("diagnosis.view_diagnosissession") or request.user.has_perm(
             "diagnosis.change_diagnosissession"
         )
+
+
+# --- Tool catalog (OTLP ingest) --------------------------------------------------------
+
+
+class ToolCatalogForm(forms.ModelForm):
+    class Meta:
+        model = ToolCatalogEntry
+        fields = ["tool_name", "kind", "level_rule", "code_pattern"]
+
+    def clean_code_pattern(self) -> str:
+        pattern = self.cleaned_data["code_pattern"]
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise forms.ValidationError(
+                _("Not a regular expression: %(error)s"), params={"error": exc}
+            ) from None
+        return pattern
+
+
+@admin.register(ToolCatalogEntry)
+class ToolCatalogAdmin(admin.ModelAdmin):
+    """Every tool name seen in traces. Marking a tool as retrieval, and how its match
+    level is read, applies to the spans received from then on."""
+
+    form = ToolCatalogForm
+    list_display = ["tool_name", "kind", "level_rule", "code_pattern", "first_seen"]
+    list_editable = ["kind", "level_rule"]
+    list_filter = ["kind", "level_rule"]
+    search_fields = ["^tool_name"]
+    ordering = ["tool_name"]

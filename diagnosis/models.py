@@ -180,3 +180,100 @@ class ApiKey(AbstractAPIKey):
 
     def allows(self, permission: str) -> bool:
         return permission in SCOPE_PERMISSIONS[self.scope]
+
+
+# --- OTLP trace ingest (POST /v1/traces) ------------------------------------------------
+
+
+class SpanRole(models.TextChoices):
+    """What a span stands for on the session timeline."""
+
+    AGENT = "agent", _("Agent")
+    MODEL = "model", _("Model call")
+    TOOL = "tool", _("Tool")
+    OTHER = "other", _("Other")
+
+
+class Span(models.Model):
+    """One OpenTelemetry span received on /v1/traces, redacted and trimmed.
+
+    The facts the scoring reads are in ToolInvocation (invocation_id = span_id); this row
+    keeps what the timeline shows: where the span sits, its times, arguments and result,
+    and every attribute it came with.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        DiagnosisSession,
+        to_field="session_id",
+        db_column="session_id",
+        on_delete=models.CASCADE,
+        related_name="spans",
+        verbose_name=_("session"),
+    )
+    trace_id = models.CharField(_("trace id"), max_length=32)
+    span_id = models.CharField(_("span id"), max_length=16)
+    parent_span_id = models.CharField(_("parent span id"), max_length=16, blank=True, default="")
+    name = models.CharField(_("name"), max_length=255)
+    role = models.CharField(_("role"), max_length=8, choices=SpanRole.choices)
+    is_error = models.BooleanField(_("error"), default=False)
+    started_at = models.DateTimeField(_("started at"))
+    ended_at = models.DateTimeField(_("ended at"))
+    arguments = models.TextField(_("arguments"), blank=True, default="")
+    result = models.TextField(_("result"), blank=True, default="")
+    error_message = models.TextField(_("error message"), blank=True, default="")
+    attributes = models.JSONField(_("attributes"), default=dict)
+    truncated = models.BooleanField(
+        _("truncated"), default=False, help_text=_("An attribute value was cut to the limit.")
+    )
+
+    class Meta:
+        db_table = "otlp_span"
+        verbose_name = _("span")
+        verbose_name_plural = _("spans")
+        constraints = [
+            models.UniqueConstraint(fields=["trace_id", "span_id"], name="uniq_span_per_trace"),
+        ]
+        indexes = [models.Index(fields=["session", "started_at"], name="idx_span_session_started")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.span_id})"
+
+
+class LevelRule(models.TextChoices):
+    """How a retrieval tool's match level is read from its call."""
+
+    HITS = "hits", _("Documents retrieved > 0 -> L1, else NONE")
+    CODE = "code", _("An exact code in the result -> L0, else documents > 0 -> L1, else NONE")
+    NONE = "none", _("Always NONE")
+
+
+class ToolCatalogEntry(models.Model):
+    """Every tool name seen in traces; an operator says which are retrieval tools and how
+    their match level is read. Span attributes (diagnosis.tool.kind, diagnosis.match_level,
+    diagnosis.hit_count) win over this."""
+
+    id = models.BigAutoField(primary_key=True)
+    tool_name = IdentifierField(_("tool name"), max_length=128, unique=True)
+    kind = models.CharField(
+        _("kind"), max_length=16, choices=ToolKind.choices, default=ToolKind.OTHER
+    )
+    level_rule = models.CharField(
+        _("how the level is read"), max_length=8, choices=LevelRule.choices, default=LevelRule.HITS
+    )
+    code_pattern = models.CharField(
+        _("code pattern"),
+        max_length=200,
+        blank=True,
+        default=r"\b[A-Z]{1,6}-?\d{3,6}\b",
+        help_text=_("A regular expression for the codes the exact-code rule looks for."),
+    )
+    first_seen = models.DateTimeField(_("first seen"), auto_now_add=True)
+
+    class Meta:
+        db_table = "tool_catalog"
+        verbose_name = _("tool")
+        verbose_name_plural = _("tool catalog")
+
+    def __str__(self) -> str:
+        return self.tool_name

@@ -1,6 +1,7 @@
 """Reads of sessions and their facts, shaped for the API and the admin."""
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import NotSupportedError
@@ -17,7 +18,7 @@ from django.db.models import (
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.exceptions import SessionNotFound
-from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
+from diagnosis.models import DiagnosisSession, SessionStatus, Span, ToolInvocation
 
 
 class JsonInteger(Func):
@@ -164,3 +165,111 @@ def session_list(
     if created_before:
         queryset = queryset.filter(created_at__lt=created_before)
     return _with_case_id(queryset)
+
+
+# --- Session timeline ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One bar of a session's timeline, placed in percent of the session's time span."""
+
+    name: str
+    role: str  # agent / model / tool / other
+    is_error: bool
+    started_at: datetime
+    duration_ms: int
+    offset_pct: float
+    width_pct: float
+    depth: int
+    arguments: str
+    result: str
+    error_message: str
+    invocation_id: str | None
+
+
+def session_timeline(*, session_id: str) -> list[TimelineRow]:
+    """The session's OTLP spans, or else its REST tool invocations, as timeline rows."""
+    spans = list(Span.objects.filter(session_id=session_id).order_by("started_at", "id")[:500])
+    if spans:
+        depth = _span_depths(spans)
+        bars = [
+            (
+                s.name,
+                s.role,
+                s.is_error,
+                s.started_at,
+                s.ended_at,
+                depth[s.span_id],
+                s.arguments,
+                s.result,
+                s.error_message,
+                s.span_id if s.role == "tool" else None,
+            )
+            for s in spans
+        ]
+    else:
+        invocations = ToolInvocation.objects.filter(session_id=session_id).order_by("id")[:500]
+        bars = []
+        for i in invocations:
+            ended = i.created_at
+            started = ended - timedelta(milliseconds=i.duration_ms or 0)
+            bars.append(
+                (
+                    i.tool_name,
+                    "tool",
+                    i.status == "FAILED",
+                    started,
+                    ended,
+                    0,
+                    i.query or "",
+                    _invocation_result(i),
+                    i.error_message or "",
+                    i.invocation_id,
+                )
+            )
+    if not bars:
+        return []
+    first = min(bar[3] for bar in bars)
+    last = max(bar[4] for bar in bars)
+    total = max((last - first).total_seconds(), 0.001)
+    rows = []
+    for name, role, error, started, ended, depth, arguments, result, message, key in bars:
+        offset = (started - first).total_seconds() / total * 100
+        width = max((ended - started).total_seconds() / total * 100, 0.5)
+        rows.append(
+            TimelineRow(
+                name=name,
+                role=role,
+                is_error=error,
+                started_at=started,
+                duration_ms=int((ended - started).total_seconds() * 1000),
+                offset_pct=round(min(offset, 99.5), 2),
+                width_pct=round(min(width, 100 - offset), 2),
+                depth=min(depth, 6),
+                arguments=arguments,
+                result=result,
+                error_message=message,
+                invocation_id=key,
+            )
+        )
+    return rows
+
+
+def _span_depths(spans: list[Span]) -> dict[str, int]:
+    parents = {s.span_id: s.parent_span_id for s in spans}
+    depths: dict[str, int] = {}
+    for span_id in parents:
+        depth, current, seen = 0, parents[span_id], set()
+        while current in parents and current not in seen:
+            seen.add(current)
+            depth += 1
+            current = parents[current]
+        depths[span_id] = depth
+    return depths
+
+
+def _invocation_result(invocation: ToolInvocation) -> str:
+    if invocation.match_level:
+        return f"{invocation.match_level} · {invocation.hit_count}"
+    return ""

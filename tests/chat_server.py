@@ -81,12 +81,41 @@ def reply(kind: str) -> tuple[int, dict[str, str], bytes, float]:
     raise ValueError(f"unknown reply kind {kind!r}")
 
 
+# --- An agent's model: tool calls first, then the answer --------------------------------
+
+
+def tool_calls_completion(calls: list[tuple[str, dict]]) -> dict:
+    body = completion(None, finish="tool_calls")
+    body["choices"][0]["message"]["tool_calls"] = [
+        {
+            "id": f"call_{index}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+        }
+        for index, (name, arguments) in enumerate(calls)
+    ]
+    return body
+
+
+def agent_reply(request: dict, calls: list[tuple[str, dict]], answer: str) -> bytes:
+    """What a tool-using model says: every planned tool call at once while the conversation
+    has no tool result yet, the answer after (a request without tools gets the answer)."""
+    messages = request.get("messages") or []
+    answered = any(message.get("role") == "tool" for message in messages)
+    if calls and request.get("tools") and not answered:
+        return json.dumps(tool_calls_completion(calls), ensure_ascii=False).encode()
+    return json.dumps(completion(answer), ensure_ascii=False).encode()
+
+
 @dataclass
 class ChatServer:
     base_url: str
     script: list[str] = field(default_factory=list)
     default: str = "normal"
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Used by the "agent" reply: the tool calls the model asks for, then its answer.
+    tool_calls: list[tuple[str, dict]] = field(default_factory=list)
+    final_answer: str = "done"
 
     def answer(self, *kinds: str, then: str | None = None) -> None:
         """Answer the next requests with `kinds`, in order, and `then` after them."""
@@ -116,7 +145,12 @@ def chat_server() -> Iterator[ChatServer]:
                     }
                 )
                 kind = state._next()
-            status, headers, body, delay = reply(kind)
+            if kind == "agent":
+                request = state.requests[-1]["body"] or {}
+                body = agent_reply(request, state.tool_calls, state.final_answer)
+                status, headers, delay = 200, {"Content-Type": "application/json"}, 0.0
+            else:
+                status, headers, body, delay = reply(kind)
             if delay:
                 time.sleep(delay)
             try:

@@ -290,8 +290,9 @@ def test_the_detail_runs_the_same_queries_however_many_invocations(
     ToolInvocationFactory.create_batch(calls, session=session)
 
     # Django's session and user, the session, its case (for the link), its case-library
-    # searches, its invocations.
-    with django_assert_num_queries(6):
+    # searches, its invocations; the timeline: its spans, else its invocations, and the
+    # cases its searches found.
+    with django_assert_num_queries(9):
         response = admin_client.get(change_url(session))
 
     assert response.content.decode().count('<td class="field-tool_name">') == calls

@@ -147,6 +147,7 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
         ("case_search_hit", "session_id", "utf8mb4_bin"),
         ("diagnosis_session", "session_id", "utf8mb4_bin"),
         ("feedback_entry", "session_id", "utf8mb4_bin"),
+        ("otlp_span", "session_id", "utf8mb4_bin"),
         ("tool_invocation", "session_id", "utf8mb4_bin"),
     ]
     foreign_keys = _query(
@@ -159,6 +160,7 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
         "bad_case_review",
         "case_search",
         "feedback_entry",
+        "otlp_span",
         "tool_invocation",
     ]
     assert ("tool_invocation", "fk_tool_invocation_session") in foreign_keys

@@ -19,6 +19,7 @@ from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, ToolInvocationInline
 from diagnosis.models import DiagnosisSession, SessionStatus
 from feedback.admin.evidence import EvidenceTablesMixin
+from feedback.admin.timeline import timeline_html
 
 # Rescoring more than this from a web request belongs to `manage.py rescore`.
 RESCORE_LIMIT = 5_000
@@ -76,6 +77,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
             _("Evidence"),
             {"fields": ("score_detail", "factors_table", "opinion_table", "case_searches_table")},
         ),
+        (_("Timeline"), {"fields": ("timeline",)}),
     )
     readonly_fields = (
         "session_id",
@@ -92,6 +94,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         "factors_table",
         "opinion_table",
         "case_searches_table",
+        "timeline",
     )
     inlines = (ToolInvocationInline,)
     actions = ("rescore", "create_case")
@@ -150,6 +153,10 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
             _("repeated recall"),
             rows,
         )
+
+    @admin.display(description=_("timeline"))
+    def timeline(self, obj: DiagnosisSession) -> SafeString:
+        return timeline_html(obj)
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         obj = super().get_object(request, object_id, from_field)

@@ -15,6 +15,8 @@ from django.db import migrations
 READ = [
     ("diagnosis", "diagnosissession"),
     ("diagnosis", "toolinvocation"),
+    ("diagnosis", "span"),
+    ("diagnosis", "toolcatalogentry"),
     ("feedback", "badcase"),
     ("feedback", "usefulwithoutevidence"),
     ("feedback", "badcasereview"),
@@ -71,7 +73,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("feedback", "0005_review_queue_assignee_and_tags"),
         ("caselibrary", "0008_structured_until"),
-        ("diagnosis", "0005_feedback_pending_index"),
+        ("diagnosis", "0006_otlp_spans_and_tool_catalog"),
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]

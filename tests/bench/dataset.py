@@ -435,7 +435,14 @@ class Loader:
     def truncate(self) -> None:
         from django.db import connection
 
-        tables = [*reversed(TABLES), "case_structuring", "django_q_ormq", "django_q_task"]
+        tables = [
+            "otlp_span",
+            "tool_catalog",
+            *reversed(TABLES),
+            "case_structuring",
+            "django_q_ormq",
+        ]
+        tables.append("django_q_task")
         if self.vendor == "mysql":
             cursor = self._raw.cursor()
             for table in tables:

@@ -263,10 +263,11 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                 check("rescore_peak_rss", ratio, 1.2, at_most=True),
             )
         )
-    from tests.bench import export, search
+    from tests.bench import export, otlp, search
 
     rows += export.rows(results.get("exports"), check)
     rows += search.rows(results.get("search"), check)
+    rows += otlp.rows(results.get("otlp"), check)
     return rows, summary
 
 

@@ -27,7 +27,17 @@ from tests.bench import procs
 
 DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/diagnosis_bench"
 RESULTS = procs.ROOT / "bench-results"
-STEPS = ("load", "tokens", "scoring", "opinion", "rescore", "admin", "export", "search")
+STEPS = (
+    "load",
+    "tokens",
+    "scoring",
+    "opinion",
+    "rescore",
+    "admin",
+    "export",
+    "search",
+    "otlp",
+)
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--search-cases",
         type=int,
         help="case library size for the search step (default 10,000 at small, else 100,000)",
+    )
+    parser.add_argument(
+        "--otlp-requests", type=int, default=60, help="512-span batches per OTLP run"
     )
     parser.add_argument("--allow-any-database", action="store_true")
     options = parser.parse_args(argv)
@@ -584,6 +597,21 @@ class Benchmark:
             rounds=self.options.rounds or self.scale.rounds,
         )
 
+    # --- OTLP ingest --------------------------------------------------------------------
+
+    def otlp(self) -> None:
+        from tests.bench import otlp
+
+        log("OTLP ingest: 512-span protobuf batches against the decode + bulk insert floor")
+        self.results["otlp"] = otlp.run(
+            env=self.env,
+            logs=self.logs,
+            key=self.api_key(),
+            workers=self.options.workers,
+            requests=self.options.otlp_requests,
+            rounds=self.options.rounds or self.scale.rounds,
+        )
+
     # --- all --------------------------------------------------------------------------
 
     def run(self) -> Path:
@@ -627,6 +655,8 @@ class Benchmark:
                 self.results["exports"] = export.run(env=self.env, logs=self.logs)
             if "search" in self.options.only:
                 self.search()
+            if "otlp" in self.options.only:
+                self.otlp()
         finally:
             if previous is not None and previous != wanted:
                 set_buffer_pool(previous)

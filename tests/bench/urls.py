@@ -9,12 +9,18 @@
 - /bench/bulk: the same tool-invocation rows the ingest endpoint receives, stored with a
   bare bulk_create (no validation, no dedup, no session lock).
 
+- /bench/otlp-floor: an OTLP protobuf body decoded and its rows bulk-inserted the plainest
+  way: a session per trace, a span row per span, a tool-invocation row per tool span (no
+  key check, no mapping rules, no redaction, no validation, no dedup, no lock, no scoring).
+
 Both go through the same middleware and the same DRF request parsing as the real API.
 """
 
 from django.db import transaction
+from django.http import HttpResponse
 from django.urls import path
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -91,7 +97,65 @@ class BulkFloorView(APIView):
         return Response({"created": len(rows)}, status=201)
 
 
+def _attribute(value):  # type: ignore[no-untyped-def]
+    which = value.WhichOneof("value")
+    return getattr(value, which) if which in ("string_value", "int_value", "bool_value") else None
+
+
+@csrf_exempt
+def otlp_floor_view(request):  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from diagnosis.models import Span
+
+    export = ExportTraceServiceRequest.FromString(request.body)
+    sessions, spans, invocations = {}, [], []
+    for resource in export.resource_spans:
+        for scope in resource.scope_spans:
+            for item in scope.spans:
+                attributes = {a.key: _attribute(a.value) for a in item.attributes}
+                trace_id = item.trace_id.hex()
+                sessions[trace_id] = DiagnosisSession(session_id=trace_id, query="")
+                started = datetime.fromtimestamp(item.start_time_unix_nano / 1e9, tz=UTC)
+                ended = datetime.fromtimestamp(item.end_time_unix_nano / 1e9, tz=UTC)
+                spans.append(
+                    Span(
+                        session_id=trace_id,
+                        trace_id=trace_id,
+                        span_id=item.span_id.hex(),
+                        parent_span_id=item.parent_span_id.hex(),
+                        name=item.name,
+                        role="other",
+                        started_at=started,
+                        ended_at=ended,
+                        attributes=attributes,
+                        arguments=attributes.get("gen_ai.tool.call.arguments") or "",
+                        result=attributes.get("gen_ai.tool.call.result") or "",
+                    )
+                )
+                if "gen_ai.tool.name" in attributes:
+                    invocations.append(
+                        ToolInvocation(
+                            session_id=trace_id,
+                            invocation_id=item.span_id.hex(),
+                            tool_name=attributes["gen_ai.tool.name"],
+                            status="SUCCESS",
+                            query=attributes.get("gen_ai.tool.call.arguments"),
+                        )
+                    )
+    with transaction.atomic():
+        DiagnosisSession.objects.bulk_create(sessions.values(), ignore_conflicts=True)
+        Span.objects.bulk_create(spans)
+        ToolInvocation.objects.bulk_create(invocations)
+    return HttpResponse(b"", content_type="application/x-protobuf")
+
+
 urlpatterns = [
+    path("bench/otlp-floor", otlp_floor_view),
     path("bench/floor", FloorView.as_view()),
     path("bench/useful-floor", UsefulFloorView.as_view()),
     path("bench/bulk/<str:session_id>", BulkFloorView.as_view()),

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('diagnosis', '0005_feedback_pending_index'),
+        ('diagnosis', '0006_otlp_spans_and_tool_catalog'),
     ]
 
     operations = [

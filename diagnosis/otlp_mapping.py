@@ -1,0 +1,410 @@
+"""From OpenTelemetry spans to sessions, timeline rows and tool-invocation facts.
+
+One module holds the whole mapping (docs/otlp.md has it as a table). Three span dialects
+are read: the OpenTelemetry GenAI conventions (pydantic-ai and others: `invoke_agent`,
+`chat`, `execute_tool`), OpenInference (`openinference.span.kind` AGENT / LLM / TOOL /
+RETRIEVER ...) and Spring AI's observations (`spring.ai.tool.definition.name`).
+
+`spans_read()` turns a decoded request into SpanRecords (texts redacted, long values
+cut) and the reasons for the spans it rejects; `tool_facts_body()` turns a tool span into
+a tool-invocation object of the REST API's shape, which the caller checks with the same
+validator the REST API uses (diagnosis.serializers.tool_invocation_checked).
+"""
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
+
+from diagnosis.models import LevelRule, SpanRole, ToolCatalogEntry, ToolKind
+
+# Where the session id is read, first found wins; the trace id when none is set.
+SESSION_ATTRIBUTES = (
+    "session.id",
+    "gen_ai.conversation.id",
+    "langfuse.session.id",
+    "spring.ai.chat.client.conversation.id",
+)
+USER_ATTRIBUTES = ("user.id", "enduser.id", "langfuse.user.id")
+# Explicit facts a span may carry; they win over the tool catalog.
+KIND_ATTRIBUTE = "diagnosis.tool.kind"
+LEVEL_ATTRIBUTE = "diagnosis.match_level"
+HITS_ATTRIBUTE = "diagnosis.hit_count"
+TRUNCATED_ATTRIBUTE = "diagnosis.truncated"
+
+_TOOL_NAME = ("gen_ai.tool.name", "tool.name", "spring.ai.tool.definition.name")
+_TOOL_ARGUMENTS = (
+    "gen_ai.tool.call.arguments",
+    "spring.ai.tool.call.arguments",
+    "input.value",
+    "tool_arguments",
+)
+_TOOL_RESULT = (
+    "gen_ai.tool.call.result",
+    "spring.ai.tool.call.result",
+    "output.value",
+    "tool_response",  # pydantic-ai's instrumentation format 2
+)
+_MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "embeddings"}
+_AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
+_DOCUMENT_KEY = re.compile(r"\Aretrieval\.documents\.(\d+)\.")
+_LIST_KEYS = ("documents", "results", "hits", "items", "docs", "matches")
+
+
+@dataclass
+class SpanRecord:
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    role: str
+    is_error: bool
+    started_at: datetime
+    ended_at: datetime
+    attributes: dict[str, Any]
+    truncated: bool
+    error_message: str
+    arguments: str = ""
+    result: str = ""
+    session_hint: str | None = None
+    user_id: str | None = None
+    tool_name: str | None = None
+    is_retriever: bool = False
+    documents: int | None = None
+
+    @property
+    def is_root(self) -> bool:
+        return not self.parent_span_id
+
+    @property
+    def duration_ms(self) -> int:
+        return max(0, int((self.ended_at - self.started_at).total_seconds() * 1000))
+
+
+@dataclass
+class ReadSpans:
+    records: list[SpanRecord] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # one reason per rejected span
+
+
+def span_count(request: ExportTraceServiceRequest) -> int:
+    return sum(
+        len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans
+    )
+
+
+def spans_read(
+    request: ExportTraceServiceRequest, *, redact: Callable[[str], str], max_chars: int
+) -> ReadSpans:
+    read = ReadSpans()
+    for resource in request.resource_spans:
+        for scope in resource.scope_spans:
+            for span in scope.spans:
+                problem = _id_problem(span)
+                if problem:
+                    read.rejected.append(problem)
+                    continue
+                read.records.append(_record(span, redact=redact, max_chars=max_chars))
+    return read
+
+
+def _id_problem(span: ProtoSpan) -> str | None:
+    if len(span.trace_id) != 16 or not any(span.trace_id):
+        return "span without a valid trace id (16 bytes, not all zero)"
+    if len(span.span_id) != 8 or not any(span.span_id):
+        return "span without a valid span id (8 bytes, not all zero)"
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return "span with an invalid parent span id"
+    if not span.start_time_unix_nano:
+        return "span without a start time"
+    return None
+
+
+def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) -> SpanRecord:
+    cut: list[str] = []
+    attributes = {}
+    for item in span.attributes:
+        attributes[item.key] = _value(item.value, item.key, redact, max_chars, cut)
+    if cut:
+        attributes[TRUNCATED_ATTRIBUTE] = sorted(set(cut))
+    started = _time(span.start_time_unix_nano)
+    ended = _time(span.end_time_unix_nano) if span.end_time_unix_nano else started
+    is_error = span.status.code == Status.STATUS_CODE_ERROR
+    record = SpanRecord(
+        trace_id=span.trace_id.hex(),
+        span_id=span.span_id.hex(),
+        parent_span_id=span.parent_span_id.hex(),
+        name=redact(span.name)[:255] or "(unnamed)",
+        role=_role(span, attributes),
+        is_error=is_error,
+        started_at=started,
+        ended_at=max(ended, started),
+        attributes=attributes,
+        truncated=bool(cut),
+        error_message=_error_message(span, redact, max_chars) if is_error else "",
+        session_hint=_first_text(attributes, SESSION_ATTRIBUTES),
+        user_id=_first_text(attributes, USER_ATTRIBUTES),
+    )
+    if record.role == SpanRole.TOOL:
+        record.tool_name = _first_text(attributes, _TOOL_NAME) or _tool_name_of(record.name)
+        record.is_retriever = attributes.get("openinference.span.kind") == "RETRIEVER"
+        record.arguments = _text(_first(attributes, _TOOL_ARGUMENTS))
+        record.result = _text(_first(attributes, _TOOL_RESULT)) or _documents_text(attributes)
+        record.documents = _documents(attributes, record.result)
+    elif record.role in (SpanRole.MODEL, SpanRole.AGENT):
+        record.arguments = question_of(attributes) or ""
+        record.result = answer_of(attributes) or ""
+    return record
+
+
+def _value(
+    value: AnyValue, key: str, redact: Callable[[str], str], max_chars: int, cut: list[str]
+) -> Any:
+    which = value.WhichOneof("value")
+    if which == "string_value":
+        text = redact(value.string_value.replace("\x00", ""))
+        if len(text) > max_chars:
+            cut.append(key)
+            text = text[:max_chars]
+        return text
+    if which in ("bool_value", "int_value", "double_value"):
+        number = getattr(value, which)
+        if which == "double_value" and number != number:  # NaN has no JSON form
+            return None
+        if which == "double_value" and number in (float("inf"), float("-inf")):
+            return None
+        return number
+    if which == "array_value":
+        return [_value(item, key, redact, max_chars, cut) for item in value.array_value.values]
+    if which == "kvlist_value":
+        return {
+            item.key: _value(item.value, key, redact, max_chars, cut)
+            for item in value.kvlist_value.values
+        }
+    if which == "bytes_value":
+        return value.bytes_value.hex()[:max_chars]
+    return None
+
+
+def _time(nanos: int) -> datetime:
+    try:
+        return datetime.fromtimestamp(nanos / 1e9, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return datetime.fromtimestamp(0, tz=UTC)
+
+
+def _role(span: ProtoSpan, attributes: Mapping[str, Any]) -> str:
+    operation = attributes.get("gen_ai.operation.name")
+    openinference = attributes.get("openinference.span.kind")
+    spring_tool = "spring.ai.tool.definition.name" in attributes or (
+        attributes.get("spring.ai.kind") == "tool_call"
+    )
+    if operation == "execute_tool" or openinference in ("TOOL", "RETRIEVER") or spring_tool:
+        return SpanRole.TOOL
+    if operation in _MODEL_OPERATIONS or openinference in ("LLM", "EMBEDDING"):
+        return SpanRole.MODEL
+    if operation in _AGENT_OPERATIONS or openinference == "AGENT" or not span.parent_span_id:
+        return SpanRole.AGENT
+    return SpanRole.OTHER
+
+
+def _error_message(span: ProtoSpan, redact: Callable[[str], str], max_chars: int) -> str:
+    for event in span.events:
+        if event.name == "exception":
+            values = {item.key: item.value.string_value for item in event.attributes}
+            kind, message = values.get("exception.type", ""), values.get("exception.message", "")
+            text = f"{kind}: {message}" if kind and message else kind or message
+            if text:
+                return redact(text)[:max_chars]
+    return redact(span.status.message)[:max_chars] or "ERROR"
+
+
+def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        value = attributes.get(key)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def _first_text(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    value = _first(attributes, keys)
+    return None if value is None else str(value)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _tool_name_of(span_name: str) -> str:
+    for prefix in ("execute_tool ", "tool_call "):
+        if span_name.startswith(prefix):
+            return span_name[len(prefix) :]
+    return span_name
+
+
+def _document_indexes(attributes: Mapping[str, Any]) -> set[str]:
+    return {m.group(1) for key in attributes if (m := _DOCUMENT_KEY.match(key))}
+
+
+def _documents_text(attributes: Mapping[str, Any]) -> str:
+    contents = [
+        str(value)
+        for key, value in attributes.items()
+        if _DOCUMENT_KEY.match(key) and key.endswith(".document.content")
+    ]
+    return "\n".join(contents)
+
+
+def _documents(attributes: Mapping[str, Any], result: str) -> int | None:
+    """How many documents a retrieval found, when the span says; None when it cannot tell."""
+    indexes = _document_indexes(attributes)
+    if indexes:
+        return len(indexes)
+    try:
+        parsed = json.loads(result) if result else None
+    except ValueError:
+        return None
+    if isinstance(parsed, list):
+        return len([item for item in parsed if item not in (None, "", [], {})])
+    if isinstance(parsed, dict):
+        for key in _LIST_KEYS:
+            if isinstance(parsed.get(key), list):
+                return len(parsed[key])
+    return None
+
+
+# --- Question and answer ----------------------------------------------------------------
+
+
+def question_of(attributes: Mapping[str, Any]) -> str | None:
+    """The user's first message in a span's input, in any dialect this module reads."""
+    for key in ("gen_ai.input.messages", "pydantic_ai.all_messages"):
+        text = _message_text(attributes.get(key), role="user", first=True)
+        if text:
+            return text
+    for index in range(0, 50):
+        role = attributes.get(f"llm.input_messages.{index}.message.role")
+        if role is None:
+            break
+        if role == "user":
+            content = attributes.get(f"llm.input_messages.{index}.message.content")
+            if content:
+                return str(content)
+    value = attributes.get("input.value") or attributes.get("gen_ai.prompt")
+    if isinstance(value, str) and value:
+        parsed = _json(value)
+        if isinstance(parsed, list):
+            return _message_text(parsed, role="user", first=True)
+        if attributes.get("openinference.span.kind") in ("AGENT", "CHAIN", None):
+            return value
+    return None
+
+
+def answer_of(attributes: Mapping[str, Any]) -> str | None:
+    """The assistant's final text in a span's output."""
+    final = attributes.get("final_result")
+    if isinstance(final, str) and final:
+        return final
+    text = _message_text(attributes.get("gen_ai.output.messages"), role="assistant", first=False)
+    if text:
+        return text
+    content = attributes.get("llm.output_messages.0.message.content")
+    if content:
+        return str(content)
+    value = attributes.get("output.value") or attributes.get("gen_ai.completion")
+    if isinstance(value, str) and value:
+        parsed = _json(value)
+        if isinstance(parsed, list):
+            return _message_text(parsed, role="assistant", first=False)
+        return value
+    return None
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _message_text(messages: Any, *, role: str, first: bool) -> str | None:
+    if isinstance(messages, str):
+        messages = _json(messages)
+    if not isinstance(messages, list):
+        return None
+    found = None
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != role:
+            continue
+        text = "".join(_parts_text(message))
+        if text:
+            if first:
+                return text
+            found = text
+    return found
+
+
+def _parts_text(message: Mapping[str, Any]) -> Iterator[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+    for part in message.get("parts") or []:
+        if isinstance(part, dict) and part.get("type") == "text" and part.get("content"):
+            yield str(part["content"])
+
+
+# --- Tool facts -------------------------------------------------------------------------
+
+
+def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> dict[str, Any]:
+    """The tool-invocation object (the REST API's shape) for a tool span."""
+    attributes = record.attributes
+    status = "FAILED" if record.is_error else "SUCCESS"
+    if KIND_ATTRIBUTE in attributes:
+        kind = attributes[KIND_ATTRIBUTE]
+    elif entry is not None:
+        kind = entry.kind  # a RETRIEVER span's tool enters the catalog as retrieval
+    else:
+        kind = ToolKind.RETRIEVAL.value if record.is_retriever else ToolKind.OTHER.value
+    hits = attributes.get(HITS_ATTRIBUTE, record.documents or 0)
+    body: dict[str, Any] = {
+        "invocationId": record.span_id,
+        "toolName": record.tool_name,
+        "kind": kind,
+        "status": status,
+        "hitCount": hits,
+        "query": record.arguments or None,
+        "errorMessage": record.error_message or None,
+        "durationMs": record.duration_ms,
+    }
+    if LEVEL_ATTRIBUTE in attributes:
+        body["matchLevel"] = attributes[LEVEL_ATTRIBUTE]
+    elif status == "SUCCESS" and kind == ToolKind.RETRIEVAL:
+        body["matchLevel"] = _level(record, entry, hits)
+    return body
+
+
+def _level(record: SpanRecord, entry: ToolCatalogEntry | None, hits: object) -> str:
+    rule = entry.level_rule if entry is not None else LevelRule.HITS
+    found = isinstance(hits, int) and not isinstance(hits, bool) and hits > 0
+    if rule == LevelRule.NONE:
+        return "NONE"
+    if rule == LevelRule.CODE and entry is not None and entry.code_pattern:
+        try:
+            if re.search(entry.code_pattern, record.result):
+                return "L0"
+        except re.error:
+            pass  # the admin form checks the pattern; a bad one stored earlier reads no code
+    return "L1" if found else "NONE"

@@ -1,0 +1,149 @@
+"""POST /v1/traces: OTLP/HTTP trace ingest.
+
+A plain Django view, not DRF: the body is protobuf or OTLP JSON and every answer is in
+the request's encoding (ExportTraceServiceResponse, or google.rpc.Status for an error),
+as the OTLP specification says. Authentication is the API's: `Authorization: Api-Key
+<key>` (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Api-Key <key>"), a key whose scope
+allows ingest.
+"""
+
+import logging
+
+from django.conf import settings
+from django.db import IntegrityError, InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions
+from rest_framework.throttling import SimpleRateThrottle
+
+from diagnosis import otlp_wire
+from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
+from diagnosis.models import ApiKey, ApiPermission
+from diagnosis.otlp_mapping import span_count, spans_read
+from diagnosis.otlp_services import traces_ingest
+from diagnosis.otlp_wire import Encoding, WireError
+from diagnosis.redaction import redactor
+
+logger = logging.getLogger(__name__)
+
+# Exporters retry 429 and 503 after this many seconds (when the limiter says none).
+RETRY_AFTER_SECONDS = 5
+
+
+class OtlpKeyThrottle(SimpleRateThrottle):
+    """Per API key, counted in the configured cache (see feedback/throttling.py)."""
+
+    scope = "otlp"
+
+    def get_rate(self) -> str | None:
+        return settings.OTLP_RATE_LIMIT
+
+    def get_cache_key(self, request: HttpRequest, view: object) -> str | None:
+        api_key = getattr(request, "auth", None)
+        if not isinstance(api_key, ApiKey):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": api_key.prefix}
+
+
+@csrf_exempt
+def traces_view(request: HttpRequest) -> HttpResponse:
+    try:
+        return _traces(request)
+    except (OperationalError, InterfaceError, IntegrityError) as exc:
+        # The database cannot be reached (or lost a race twice): the exporter retries.
+        logger.error("spans not stored, the exporter will retry: %s", exc.__class__.__name__)
+        encoding = getattr(request, "otlp_encoding", None)
+        response = _error(encoding, 503, "服务暂不可用，请稍后重试")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+
+def _traces(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        response = _error(None, 405, "只接受 POST")
+        response["Allow"] = "POST"
+        return response
+    # Known first, so that every answer (a refused key too) is in the request's encoding.
+    encoding, unsupported = None, None
+    try:
+        encoding = otlp_wire.encoding_of(request.content_type or "")
+    except WireError as error:
+        unsupported = error
+    request.otlp_encoding = encoding  # type: ignore[attr-defined]
+    try:
+        _authorize(request)
+        if unsupported is not None:
+            raise unsupported
+        throttle = OtlpKeyThrottle()
+        if not throttle.allow_request(request, None):  # type: ignore[arg-type]
+            response = _error(encoding, 429, "请求过于频繁，请稍后再试")
+            response["Retry-After"] = str(int(throttle.wait() or RETRY_AFTER_SECONDS) or 1)
+            return response
+        body = otlp_wire.body_read(
+            request,
+            content_encoding=request.headers.get("Content-Encoding", ""),
+            declared_length=_declared_length(request),
+            limit=settings.OTLP_MAX_BODY_BYTES,
+        )
+        export = otlp_wire.request_decoded(body, encoding)
+        count = span_count(export)
+        if count > settings.OTLP_MAX_SPANS:
+            raise WireError(
+                413,
+                f"一次最多 {settings.OTLP_MAX_SPANS} 个 span（收到 {count} 个）："
+                "请调小导出批量（OTEL_BSP_MAX_EXPORT_BATCH_SIZE）",
+            )
+    except WireError as error:
+        return _error(encoding, error.status, error.message)
+    read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
+    result = _ingest(read.records, read.rejected)
+    message = _rejection_message(result.rejected)
+    body = otlp_wire.response_body(encoding, rejected=len(result.rejected), message=message)
+    return HttpResponse(body, content_type=encoding.content_type)
+
+
+def _authorize(request: HttpRequest) -> None:
+    if not request.META.get("HTTP_AUTHORIZATION"):
+        raise WireError(401, f"缺少请求头 'Authorization: {KEYWORD} <key>'")
+    try:
+        authenticated = ApiKeyAuthentication().authenticate(request)  # type: ignore[arg-type]
+    except exceptions.AuthenticationFailed as exc:
+        raise WireError(401, str(exc.detail)) from None
+    if authenticated is None:
+        raise WireError(401, "缺少或无效的 API Key")
+    api_key = authenticated[1]
+    if not api_key.allows(ApiPermission.INGEST):
+        raise WireError(403, "该 API Key 的权限范围不允许上报数据")
+    request.auth = api_key  # type: ignore[attr-defined]
+
+
+def _declared_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+def _ingest(records: list, rejected: list[str]):  # type: ignore[no-untyped-def]
+    # Two requests carrying the same new span race on its unique key; the loser tries
+    # once more and then finds the span stored.
+    try:
+        return traces_ingest(records=records, rejected=rejected)
+    except IntegrityError:
+        return traces_ingest(records=records, rejected=rejected)
+
+
+def _rejection_message(rejected: list[str]) -> str:
+    if not rejected:
+        return ""
+    reasons: dict[str, int] = {}
+    for reason in rejected:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    parts = [f"{reason} (x{count})" if count > 1 else reason for reason, count in reasons.items()]
+    text = f"{len(rejected)} span(s) rejected: " + "; ".join(parts[:10])
+    return text if len(parts) <= 10 else text + f"; and {len(parts) - 10} more reasons"
+
+
+def _error(encoding: Encoding | None, status: int, message: str) -> HttpResponse:
+    body, content_type = otlp_wire.error_body(encoding, status, message)
+    return HttpResponse(body, status=status, content_type=content_type)

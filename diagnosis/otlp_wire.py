@@ -1,0 +1,172 @@
+"""OTLP/HTTP on the wire: reading a request body and writing the answer.
+
+Bodies are protobuf (`application/x-protobuf`) or OTLP JSON (`application/json`), plain
+or gzip. Both are decoded by opentelemetry-proto's generated classes. OTLP JSON differs
+from the protobuf JSON mapping in one way that matters: trace and span ids are hex
+strings, not base64; they are turned into base64 before the JSON is parsed. An id that
+is not hex is passed on empty, and the span is then rejected on its own (a partial
+success) rather than the whole request.
+
+Answers are in the request's encoding: ExportTraceServiceResponse on success (with
+`partial_success` when spans were rejected), google.rpc.Status on failure.
+"""
+
+import base64
+import binascii
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+_READ_CHUNK = 64 * 1024
+
+# google.rpc.Code values for the Status body of an error answer.
+_RPC_CODES = {400: 3, 401: 16, 403: 7, 413: 8, 415: 3, 429: 8, 503: 14}
+
+
+class WireError(Exception):
+    """A request the endpoint refuses whole, with its HTTP status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Encoding:
+    content_type: str  # PROTOBUF or JSON: the request's, and so the answer's
+
+
+def encoding_of(content_type: str) -> Encoding:
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == PROTOBUF:
+        return Encoding(PROTOBUF)
+    if media == JSON:
+        return Encoding(JSON)
+    raise WireError(415, f"Content-Type 必须是 {PROTOBUF} 或 {JSON}（收到 {media or '空'}）")
+
+
+def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit: int) -> bytes:
+    """The request body, decompressed; 413 past `limit` bytes, found while reading, so a
+    gzip bomb is stopped after `limit` bytes of output."""
+    too_large = WireError(413, f"请求体过大（解压后上限 {limit} 字节）")
+    if declared_length > limit:
+        raise too_large
+    raw = stream.read(limit + 1)
+    if len(raw) > limit:
+        raise too_large
+    encoding = content_encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return raw
+    if encoding != "gzip":
+        raise WireError(415, f"不支持的 Content-Encoding：{encoding}（支持 gzip）")
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = bytearray()
+    data = raw
+    try:
+        while data:
+            out += inflater.decompress(data, limit + 1 - len(out))
+            if len(out) > limit:
+                raise too_large
+            data = inflater.unconsumed_tail
+        out += inflater.flush()
+    except zlib.error:
+        raise WireError(400, "gzip 数据无法解压") from None
+    if len(out) > limit:
+        raise too_large
+    if not inflater.eof:
+        raise WireError(400, "gzip 数据不完整")
+    return bytes(out)
+
+
+def request_decoded(body: bytes, encoding: Encoding) -> ExportTraceServiceRequest:
+    if encoding.content_type == PROTOBUF:
+        try:
+            return ExportTraceServiceRequest.FromString(body)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise WireError(400, f"JSON 请求体无法解析：{exc}") from None
+    if not isinstance(document, dict):
+        raise WireError(400, "JSON 请求体必须是一个对象（ExportTraceServiceRequest）")
+    _hex_ids_to_base64(document)
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(document, request, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        raise WireError(400, f"JSON 请求体不是合法的 OTLP：{exc}") from None
+    return request
+
+
+_ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
+
+
+def _hex_ids_to_base64(document: dict) -> None:
+    for resource_spans in _items(document, "resourceSpans", "resource_spans"):
+        for scope_spans in _items(resource_spans, "scopeSpans", "scope_spans"):
+            for span in _items(scope_spans, "spans"):
+                _convert_ids(span)
+                for link in _items(span, "links"):
+                    _convert_ids(link)
+
+
+def _items(container: object, *keys: str) -> list:
+    if not isinstance(container, dict):
+        return []
+    for key in keys:
+        value = container.get(key)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def _convert_ids(item: object) -> None:
+    if not isinstance(item, dict):
+        return
+    for key in _ID_FIELDS:
+        value = item.get(key)
+        if isinstance(value, str):
+            try:
+                item[key] = base64.b64encode(bytes.fromhex(value)).decode()
+            except ValueError:
+                item[key] = ""  # not hex: the span is rejected by the mapping, alone
+        elif value is not None:
+            item[key] = ""
+
+
+def response_body(encoding: Encoding, *, rejected: int, message: str) -> bytes:
+    response = ExportTraceServiceResponse()
+    if rejected or message:
+        response.partial_success.rejected_spans = rejected
+        response.partial_success.error_message = message
+    return _encoded(response, encoding)
+
+
+def error_body(encoding: Encoding | None, status: int, message: str) -> tuple[bytes, str]:
+    """A google.rpc.Status in the request's encoding (JSON when it is unknown)."""
+    body = Status(code=_RPC_CODES.get(status, 2), message=message)
+    encoding = encoding or Encoding(JSON)
+    return _encoded(body, encoding), encoding.content_type
+
+
+def _encoded(message: Message, encoding: Encoding) -> bytes:
+    if encoding.content_type == PROTOBUF:
+        return message.SerializeToString()
+    return json_format.MessageToJson(message, indent=None, ensure_ascii=False).encode()
+
+
+def hex_id(value: bytes) -> str:
+    return binascii.hexlify(value).decode()

@@ -1,0 +1,110 @@
+"""Building OTLP requests for the /v1/traces tests with opentelemetry-proto's classes."""
+
+import gzip
+import os
+import time
+from typing import Any
+
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+
+def new_trace_id() -> bytes:
+    return os.urandom(16)
+
+
+def new_span_id() -> bytes:
+    return os.urandom(8)
+
+
+def any_value(value: Any) -> AnyValue:
+    if isinstance(value, bool):
+        return AnyValue(bool_value=value)
+    if isinstance(value, int):
+        return AnyValue(int_value=value)
+    if isinstance(value, float):
+        return AnyValue(double_value=value)
+    if isinstance(value, (list, tuple)):
+        return AnyValue(array_value=ArrayValue(values=[any_value(v) for v in value]))
+    return AnyValue(string_value=str(value))
+
+
+def span(
+    name: str,
+    *,
+    trace_id: bytes,
+    span_id: bytes | None = None,
+    parent: bytes = b"",
+    attributes: dict[str, Any] | None = None,
+    error: str | None = None,
+    start_ns: int | None = None,
+    duration_ms: int = 10,
+) -> Span:
+    start = start_ns or time.time_ns()
+    result = Span(
+        trace_id=trace_id,
+        span_id=span_id or new_span_id(),
+        parent_span_id=parent,
+        name=name,
+        kind=Span.SPAN_KIND_INTERNAL,
+        start_time_unix_nano=start,
+        end_time_unix_nano=start + duration_ms * 1_000_000,
+        attributes=[KeyValue(key=k, value=any_value(v)) for k, v in (attributes or {}).items()],
+    )
+    if error is not None:
+        result.status.code = Status.STATUS_CODE_ERROR
+        result.status.message = error
+    return result
+
+
+def export(*spans: Span) -> ExportTraceServiceRequest:
+    return ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=list(spans))])]
+    )
+
+
+def otlp_json(request: ExportTraceServiceRequest) -> dict:
+    """The OTLP JSON form: opentelemetry-proto's JSON mapping with hex trace/span ids, as
+    the OTLP specification says (the protobuf mapping would give base64)."""
+    document = json_format.MessageToDict(request)
+    for resource in document.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for item in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in item:
+                        import base64
+
+                        item[key] = base64.b64decode(item[key]).hex()
+    return document
+
+
+def post(
+    client,
+    request: ExportTraceServiceRequest | bytes,
+    *,
+    key: str | None,
+    gzipped=False,
+    content_type=PROTOBUF,
+    **headers,
+):  # type: ignore[no-untyped-def]
+    body = request if isinstance(request, bytes) else request.SerializeToString()
+    if gzipped:
+        body = gzip.compress(body)
+        headers["HTTP_CONTENT_ENCODING"] = "gzip"
+    if key:
+        headers["HTTP_AUTHORIZATION"] = f"Api-Key {key}"
+    return client.post("/v1/traces", data=body, content_type=content_type, **headers)
+
+
+def response_of(response) -> ExportTraceServiceResponse:  # type: ignore[no-untyped-def]
+    if response["Content-Type"].startswith(JSON):
+        return json_format.Parse(response.content, ExportTraceServiceResponse())
+    return ExportTraceServiceResponse.FromString(response.content)
