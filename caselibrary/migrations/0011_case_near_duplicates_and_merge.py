@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('caselibrary', '0009_case_passages_and_change_triggers'),
+        ('caselibrary', '0010_case_passages_and_change_triggers'),
     ]
 
     operations = [
