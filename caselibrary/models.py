@@ -46,9 +46,6 @@ class CaseLibrary(models.Model):
     updated_by = models.CharField(_("updated by"), max_length=64, default=SYSTEM_USER)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
-    # Merged into this (older) case: found only through it (its texts and keys are
-    # indexed as the kept case's).
-    merged_into = models.CharField(_("merged into"), max_length=36, null=True, blank=True)
 
     class Meta:
         db_table = "case_library"
@@ -365,6 +362,22 @@ class CaseSearchKey(models.Model):
         return self.key
 
 
+class CaseMerge(models.Model):
+    """A case merged into an older one: found only through it (its texts and keys are
+    indexed as the kept case's). Beside case_library, whose columns mirror the original
+    schema."""
+
+    case_id = models.CharField(_("case id"), max_length=36, primary_key=True)
+    merged_into = models.CharField(_("merged into"), max_length=36, db_index=True)
+    merged_at = models.DateTimeField(_("merged at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "case_merge"
+
+    def __str__(self) -> str:
+        return f"{self.case_id} -> {self.merged_into}"
+
+
 class CaseDuplicate(models.Model):
     """A case that says the same thing as an older one, flagged when it was indexed."""
 
@@ -385,3 +398,33 @@ class CaseDuplicate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.case_id} ~ {self.similar_id}"
+
+
+class CaseImportSource(models.Model):
+    """Where an imported case came from, so importing the same source again updates it
+    instead of adding a second case: a Markdown runbook by its path (its content hash
+    says whether it changed), a JSONL/CSV row by its file's path and the row's hash."""
+
+    case = models.OneToOneField(
+        CaseLibrary,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="import_source",
+        verbose_name=_("case"),
+    )
+    source_path = models.CharField(_("source path"), max_length=500)
+    content_hash = models.CharField(_("content hash"), max_length=64)
+    imported_at = models.DateTimeField(_("imported at"), auto_now=True)
+
+    class Meta:
+        db_table = "case_import_source"
+        verbose_name = _("case import source")
+        verbose_name_plural = _("case import sources")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source_path", "content_hash"], name="uniq_case_import_source"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.source_path

@@ -23,7 +23,7 @@ from django.conf import settings
 
 from caselibrary.embedding import EmbeddingUnavailable, embed_query
 from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
-from caselibrary.models import CaseLibrary, CasePassage, CaseSearchKey
+from caselibrary.models import CaseLibrary, CaseMerge, CasePassage, CaseSearchKey
 from caselibrary.search_anchors import baseline
 from caselibrary.search_backends.base import SearchBackend, get_backend, rrf_fuse
 from caselibrary.search_text import normalise_text, search_terms, text_key
@@ -83,9 +83,9 @@ def exact_case_ids(query: str, error_code: str | None) -> list[str]:
         keys.append(f"title:{text_key(query)}")
     found = CaseSearchKey.objects.filter(key__in=keys).values_list("case_id", flat=True)
     fresh = (
-        CaseLibrary.objects.filter(error_code__in=codes, merged_into__isnull=True).values_list(
-            "case_id", flat=True
-        )
+        CaseLibrary.objects.filter(error_code__in=codes)
+        .exclude(case_id__in=CaseMerge.objects.values("case_id"))
+        .values_list("case_id", flat=True)
         if codes
         else []
     )

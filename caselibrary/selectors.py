@@ -1,11 +1,13 @@
 """Reads of the case library."""
 
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from caselibrary.models import (
@@ -293,3 +295,40 @@ def _accuracy() -> StructuringAccuracy:
     return StructuringAccuracy(
         proposed=proposed, reviewed=reviewed, category_kept=category_kept, code_kept=code_kept
     )
+
+
+def cases_as_jsonl(*, batch: int = 1000) -> Iterator[str]:
+    """Every case as a line of JSON with the API's fields, oldest first, read in batches
+    (what `export_cases` writes and `import_cases` reads back)."""
+    last = None
+    while True:
+        page = CaseLibrary.objects.order_by("created_at", "case_id")
+        if last is not None:
+            page = page.filter(
+                Q(created_at__gt=last.created_at)
+                | Q(created_at=last.created_at, case_id__gt=last.case_id)
+            )
+        rows = list(page[:batch])
+        if not rows:
+            return
+        for case in rows:
+            yield json.dumps(_case_row(case), ensure_ascii=False) + "\n"
+        last = rows[-1]
+
+
+def _case_row(case: CaseLibrary) -> dict[str, Any]:
+    # The keys and order of the API's case (caselibrary/serializers.py CaseOutput).
+    return {
+        "caseId": case.case_id,
+        "sessionId": case.diagnosis_id,
+        "sourceType": case.source_type,
+        "faultCategory": case.fault_category,
+        "errorCode": case.error_code,
+        "title": case.title,
+        "rootCause": case.root_cause,
+        "solution": case.solution,
+        "createdBy": case.created_by,
+        "updatedBy": case.updated_by,
+        "createdAt": case.created_at.isoformat(),
+        "updatedAt": case.updated_at.isoformat(),
+    }

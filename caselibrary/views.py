@@ -1,15 +1,18 @@
-"""Read-only API over the case library."""
+"""API over the case library: read, search, and (curator keys) add MANUAL cases."""
 
 import uuid
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from caselibrary import selectors
-from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutput
+from caselibrary.models import GENERAL_CATEGORY
+from caselibrary.serializers import CaseCreateInput, CaseOutput, CaseSearchInput, CaseSearchOutput
+from caselibrary.services.cases import case_create_manual
 from caselibrary.services.search import case_search
 from config.api import NewestFirstCursorPagination, PageParameters, validated
 from config.logging import tag_request
@@ -32,6 +35,7 @@ class CaseViewSet(ApiViewSet):
         "list": ApiPermission.READ,
         "retrieve": ApiPermission.READ,
         "search": ApiPermission.INGEST,
+        "create": ApiPermission.CURATE,
     }
     pagination_class = CasePagination
 
@@ -44,6 +48,24 @@ class CaseViewSet(ApiViewSet):
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.case_list(), request, view=self)
         return paginator.get_paginated_response(CaseOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Add a MANUAL case (a key of the curator scope)",
+        request=CaseCreateInput,
+        responses={201: CaseOutput, **error_responses(400, 401, 403, 409, 413, 415)},
+    )
+    def create(self, request: Request) -> Response:
+        data = validated(CaseCreateInput, request.data)
+        case = case_create_manual(
+            created_by=f"api:{request.auth.name}"[:64],
+            title=data["title"],
+            root_cause=data["rootCause"],
+            solution=data["solution"],
+            fault_category=data.get("faultCategory") or GENERAL_CATEGORY,
+            error_code=data.get("errorCode"),
+            diagnosis_id=data.get("sessionId"),
+        )
+        return Response(CaseOutput(case).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
         summary="One case",

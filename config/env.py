@@ -6,6 +6,7 @@ instead of silently running with a default.
 """
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -57,6 +58,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value.strip() == "":
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as "30/min"; None when the variable says "off"."""
+    value = env_str(name, default).strip()
+    if value.lower() == "off":
+        return None
+    if not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", value):
+        raise ImproperlyConfigured(f'{name} must look like "30/min" or be "off", got {value!r}')
+    return value
 
 
 def env_json_list(name: str) -> list[str] | None:

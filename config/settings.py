@@ -12,7 +12,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_json_list, env_list, env_str
+from config.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_json_list,
+    env_list,
+    env_rate,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -39,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_q",
+    "corsheaders",
     "diagnosis",
     "evaluation",
     "caselibrary",
@@ -48,6 +57,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "config.health.HealthCheckMiddleware",
     "config.metrics.MetricsMiddleware",
+    # Before anything that may answer (413, CommonMiddleware): the browser can only read an
+    # error whose response carries the CORS headers.
+    "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -196,6 +208,38 @@ elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
 # in another process stops working within this time. 0 checks the database every request.
 API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
 
+# --- Retention -------------------------------------------------------------------
+
+# Sessions older than this many days with no feedback and no case are removed daily (with
+# their tool invocations) by the task worker's schedule; unset or 0 keeps everything.
+SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0)
+
+# --- Browser feedback (signed tokens, CORS) ---------------------------------------
+
+# How long a feedback token (diagnosis/feedback_tokens.py) stays good, in seconds.
+FEEDBACK_TOKEN_MAX_AGE = env_int("FEEDBACK_TOKEN_MAX_AGE", 7 * 24 * 3600, minimum=60)
+# Feedback sent with a token: per token, and per client address (many tokens, one page
+# hammering the endpoint). Same format as FEEDBACK_RATE_LIMIT; "off" disables one.
+FEEDBACK_TOKEN_RATE_LIMIT = env_rate("FEEDBACK_TOKEN_RATE_LIMIT", "30/min")
+FEEDBACK_ADDRESS_RATE_LIMIT = env_rate("FEEDBACK_ADDRESS_RATE_LIMIT", "600/min")
+# Proxies in front of the service that append to X-Forwarded-For: the client address is
+# the one they saw. 0 (the default) takes the connection's address, which a client
+# cannot forge.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+# Pages of these origins (scheme://host[:port], comma-separated) may send feedback from
+# the browser; none by default. Only /api/feedback answers cross-origin requests, and
+# never with cookies (the token is the credential).
+CORS_ALLOWED_ORIGINS = env_list("CORS_ALLOWED_ORIGINS", [])
+CORS_URLS_REGEX = r"^/api/feedback$"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
+CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language"]
+CORS_PREFLIGHT_MAX_AGE = 600
+
+# The admin's "Import cases" upload: larger files are refused before they are read
+# (import folders and big files with `manage.py import_cases`).
+CASE_IMPORT_MAX_BYTES = env_int("CASE_IMPORT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
@@ -204,6 +248,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The per-address feedback limit reads the client's address through this.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
 }
 
 SPECTACULAR_SETTINGS = {

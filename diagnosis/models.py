@@ -147,18 +147,21 @@ class ApiKeyScope(models.TextChoices):
     FULL = "full", _("Everything")
     AGENT = "agent", _("Agent: report sessions and read them back")
     FRONTEND = "frontend", _("Front end: submit feedback only")
+    CURATOR = "curator", _("Curator: add cases to the library")
 
 
 class ApiPermission(models.TextChoices):
     INGEST = "ingest"
     READ = "read"
     FEEDBACK = "feedback"
+    CURATE = "curate"
 
 
 SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {
     ApiKeyScope.FULL: frozenset(ApiPermission.values),
     ApiKeyScope.AGENT: frozenset({ApiPermission.INGEST, ApiPermission.READ}),
     ApiKeyScope.FRONTEND: frozenset({ApiPermission.FEEDBACK}),
+    ApiKeyScope.CURATOR: frozenset({ApiPermission.CURATE}),
 }
 
 

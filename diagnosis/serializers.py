@@ -20,6 +20,7 @@ from config.api import (
     StrictInputSerializer,
     StrictIntegerField,
 )
+from diagnosis.feedback_tokens import feedback_token_for
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
     SESSION_ID_REGEX,
@@ -381,6 +382,35 @@ class SessionDetailOutput(SessionOutput):
 
     class Meta(SessionOutput.Meta):
         fields = [*SessionOutput.Meta.fields, "toolInvocations", "duplicateRecalls"]
+
+
+class FeedbackTokenMixin(serializers.Serializer):
+    """`feedbackToken`: what the agent's back end hands to the page showing the answer, so
+    the reader can rate it (POST /api/feedback, `Authorization: Feedback <token>`). Only a
+    key that may ingest gets one; null for the others."""
+
+    feedbackToken = serializers.SerializerMethodField(
+        help_text=(
+            "Signed, good only for this session's feedback, for FEEDBACK_TOKEN_MAX_AGE "
+            "seconds (7 days by default); null unless the key has the ingest permission."
+        )
+    )
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_feedbackToken(self, session: DiagnosisSession) -> str | None:
+        if not self.context.get("with_feedback_token"):
+            return None
+        return feedback_token_for(session_id=session.session_id)
+
+
+class SessionCompletedOutput(FeedbackTokenMixin, SessionOutput):
+    class Meta(SessionOutput.Meta):
+        fields = [*SessionOutput.Meta.fields, "feedbackToken"]
+
+
+class SessionDetailWithTokenOutput(FeedbackTokenMixin, SessionDetailOutput):
+    class Meta(SessionDetailOutput.Meta):
+        fields = [*SessionDetailOutput.Meta.fields, "feedbackToken"]
 
 
 class RecordedInvocationsOutput(serializers.Serializer):

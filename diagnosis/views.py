@@ -21,8 +21,9 @@ from diagnosis.models import SESSION_ID_REGEX, ApiPermission
 from diagnosis.serializers import (
     SESSION_ID_HELP,
     RecordedInvocationsOutput,
+    SessionCompletedOutput,
     SessionCompleteInput,
-    SessionDetailOutput,
+    SessionDetailWithTokenOutput,
     SessionListFilters,
     SessionOutput,
     SessionStartInput,
@@ -108,13 +109,15 @@ class SessionViewSet(ApiViewSet):
     @extend_schema(
         summary="A session with its score, feedback, case and tool invocations",
         parameters=[SESSION_ID_PARAMETER],
-        responses={200: SessionDetailOutput, **error_responses(400, 401, 403, 404)},
+        responses={200: SessionDetailWithTokenOutput, **error_responses(400, 401, 403, 404)},
     )
     def retrieve(self, request: Request, sessionId: str) -> Response:
         session = selectors.session_get(session_id=checked_session_id(sessionId))
         session.invocations = list(selectors.session_invocations(session_id=session.session_id))
         session.duplicate_recalls = selectors.session_duplicate_recalls(session=session)
-        return Response(SessionDetailOutput(session).data)
+        return Response(
+            SessionDetailWithTokenOutput(session, context=self._token_context(request)).data
+        )
 
     @extend_schema(
         summary="Record tool invocations (one object or a list of up to 500)",
@@ -155,7 +158,11 @@ class SessionViewSet(ApiViewSet):
         request=SessionCompleteInput,
         responses={
             200: OpenApiResponse(
-                SessionOutput, description="Completed now, or the same completion repeated."
+                SessionCompletedOutput,
+                description=(
+                    "Completed now, or the same completion repeated. `feedbackToken` lets "
+                    "the page that shows the answer send the reader's feedback."
+                ),
             ),
             **error_responses(400, 401, 403, 404, 409, 413, 415),
         },
@@ -167,4 +174,10 @@ class SessionViewSet(ApiViewSet):
         services.session_complete(
             session_id=session_id, status=data["status"], answer=data.get("answer")
         )
-        return Response(SessionOutput(selectors.session_get(session_id=session_id)).data)
+        session = selectors.session_get(session_id=session_id)
+        return Response(SessionCompletedOutput(session, context=self._token_context(request)).data)
+
+    @staticmethod
+    def _token_context(request: Request) -> dict:
+        # Only the agent's back end (a key that may ingest) is handed feedback tokens.
+        return {"with_feedback_token": request.auth.allows(ApiPermission.INGEST)}

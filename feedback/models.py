@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -34,6 +35,22 @@ class BadCaseReview(models.Model):
     note = models.TextField(_("reviewer note"), blank=True, default="")
     reviewed_by = models.CharField(_("reviewed by"), max_length=150, blank=True, default="")
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    # The review queue: who works on it, and the operators' own labels.
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_bad_cases",
+        verbose_name=_("assignee"),
+    )
+    tags = models.ManyToManyField(
+        "ReviewTag",
+        blank=True,
+        related_name="reviews",
+        db_table="bad_case_review_tag",
+        verbose_name=_("tags"),
+    )
 
     class Meta:
         db_table = "bad_case_review"
@@ -44,6 +61,21 @@ class BadCaseReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}: {self.state}"
+
+
+class ReviewTag(models.Model):
+    """An operator's label for bad cases ("dns", "needs-runbook", ...): a queue to filter by."""
+
+    name = models.SlugField(_("name"), max_length=64, unique=True, allow_unicode=True)
+
+    class Meta:
+        db_table = "bad_case_tag"
+        ordering = ["name"]
+        verbose_name = _("review tag")
+        verbose_name_plural = _("review tags")
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class BadCaseManager(models.Manager):
@@ -78,3 +110,60 @@ class UsefulWithoutEvidence(DiagnosisSession):
         proxy = True
         verbose_name = _("useful without evidence")
         verbose_name_plural = _("useful without evidence")
+
+
+class FeedbackReason(models.TextChoices):
+    """Why an answer was not useful, as the reader chose it."""
+
+    WRONG_ROOT_CAUSE = "wrong_root_cause", _("Wrong root cause")
+    MISSING_EVIDENCE = "missing_evidence", _("Missing evidence")
+    OUTDATED = "outdated", _("Outdated")
+    NOT_ACTIONABLE = "not_actionable", _("Not actionable")
+    OTHER = "other", _("Other")
+
+
+class FeedbackChannel(models.TextChoices):
+    API_KEY = "api_key", _("API key")
+    TOKEN = "token", _("Feedback token")
+
+
+COMMENT_MAX_LENGTH = 2000
+
+
+class FeedbackEntry(models.Model):
+    """One feedback given with a reason, a comment or a correction, kept as history.
+
+    The session's `feedback` column holds the last verdict (the contract's); these rows
+    keep what readers said with each one, so a later verdict never erases an earlier
+    reader's correction. Plain feedback (no reason, comment or correction) writes none.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        DiagnosisSession,
+        to_field="session_id",
+        db_column="session_id",
+        on_delete=models.CASCADE,
+        related_name="feedback_entries",
+        verbose_name=_("session"),
+        db_index=False,  # the (session, created_at) index below serves it
+    )
+    feedback = models.CharField(_("feedback"), max_length=16, choices=Feedback.choices)
+    reason = models.CharField(
+        _("reason"), max_length=32, choices=FeedbackReason.choices, blank=True, default=""
+    )
+    comment = models.TextField(_("comment"), blank=True, default="")
+    correction = models.TextField(_("correction"), blank=True, default="")
+    channel = models.CharField(_("sent with"), max_length=16, choices=FeedbackChannel.choices)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "feedback_entry"
+        indexes = [
+            models.Index(fields=["session", "created_at"], name="idx_feedback_entry_session")
+        ]
+        verbose_name = _("feedback entry")
+        verbose_name_plural = _("feedback entries")
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.feedback}"

@@ -15,7 +15,7 @@ from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, score_band
 from evaluation.opinion import FACTOR_NAMES
 from evaluation.rules import RULES, STOP_RULES
-from feedback.models import BadCase, BadCaseReview, ReviewState
+from feedback.models import BadCase, BadCaseReview, FeedbackEntry, ReviewState
 
 # A bad case without a review row is NEW.
 REVIEW_STATE = Coalesce(F("review__state"), Value(ReviewState.NEW))
@@ -367,4 +367,11 @@ def _band_rates(rated: list[tuple[bool, dict]]) -> tuple[tuple[str, Rate], ...]:
         counts[band][1] += 1
     return tuple(
         (band, Rate(useful=u, rated=n)) for band, (u, n) in counts.items() if band != "pending"
+    )
+
+
+def feedback_entries_of(*, session_id: str) -> list[FeedbackEntry]:
+    """What readers said with their feedback on this session, newest first."""
+    return list(
+        FeedbackEntry.objects.filter(session_id=session_id).order_by("-created_at", "-id")[:200]
     )

@@ -10,11 +10,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from caselibrary.services.cases import case_create_from_session
+from caselibrary.models import TITLE_FROM_QUERY_LENGTH, CaseLibrary
+from caselibrary.services.cases import case_create_from_session, case_create_manual
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
-from feedback.models import BadCase, BadCaseReview, ReviewState
+from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
 
 logger = logging.getLogger(__name__)
 
@@ -40,18 +41,36 @@ class FeedbackResult:
     changed: bool
 
 
-def feedback_submit(*, session_id: str, feedback: str) -> FeedbackResult:
+def feedback_submit(
+    *,
+    session_id: str,
+    feedback: str,
+    reason: str = "",
+    comment: str = "",
+    correction: str = "",
+    with_token: bool = False,
+) -> FeedbackResult:
     """Record `useful` / `not_useful` for a finished session; the last write wins.
 
     `status` is never touched. Repeating the value a session already has changes
-    nothing, not even `feedback_at`.
+    nothing, not even `feedback_at`. A reason, comment or correction is kept as a
+    history row beside it (the verdict and its words commit together, or neither).
     """
-    if feedback == Feedback.USEFUL:
-        result = feedback_useful(session_id=session_id)
-    elif feedback == Feedback.NOT_USEFUL:
-        result = feedback_not_useful(session_id=session_id)
-    else:
+    if feedback not in Feedback.values:
         raise ValueError(f"unknown feedback {feedback!r}")
+    if reason or comment or correction:
+        with transaction.atomic():
+            result = _submit(session_id, feedback)
+            FeedbackEntry.objects.create(
+                session_id=session_id,
+                feedback=feedback,
+                reason=reason,
+                comment=comment,
+                correction=correction,
+                channel=FeedbackChannel.TOKEN if with_token else FeedbackChannel.API_KEY,
+            )
+    else:
+        result = _submit(session_id, feedback)
     logger.info(
         "feedback recorded",
         extra={
@@ -62,6 +81,12 @@ def feedback_submit(*, session_id: str, feedback: str) -> FeedbackResult:
         },
     )
     return result
+
+
+def _submit(session_id: str, feedback: str) -> FeedbackResult:
+    if feedback == Feedback.USEFUL:
+        return feedback_useful(session_id=session_id)
+    return feedback_not_useful(session_id=session_id)
 
 
 def feedback_useful(*, session_id: str) -> FeedbackResult:
@@ -227,3 +252,38 @@ def _check_review_state(state: str) -> None:
         raise ValidationError(
             {"state": f'Unknown review state "{state}": one of {", ".join(ReviewState.values)}.'}
         )
+
+
+# --- Corrections ----------------------------------------------------------------------
+
+NO_CORRECTION = "No reader sent a correction for this session."
+ALREADY_A_CASE = "This session already has a case: edit that case instead."
+
+
+def bad_case_case_from_correction(*, session_id: str, created_by: str) -> CaseLibrary:
+    """A MANUAL case whose root cause is the latest correction readers sent, linked to
+    the session (its diagnosis_id). The session may have one case only."""
+    entry = (
+        FeedbackEntry.objects.filter(session_id=session_id)
+        .exclude(correction="")
+        .order_by("-created_at", "-id")
+        .select_related("session")
+        .first()
+    )
+    if entry is None:
+        raise ValidationError(NO_CORRECTION)
+    if CaseLibrary.objects.filter(diagnosis_id=session_id).exists():
+        raise ValidationError(ALREADY_A_CASE)
+    correction = entry.correction.strip()
+    try:
+        with transaction.atomic():
+            return case_create_manual(
+                created_by=created_by,
+                title=entry.session.query[:TITLE_FROM_QUERY_LENGTH],
+                root_cause=correction,
+                solution=correction,
+                diagnosis_id=session_id,
+            )
+    except IntegrityError:
+        # Someone else's case for this session won the unique key in the meantime.
+        raise ValidationError(ALREADY_A_CASE) from None

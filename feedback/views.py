@@ -11,11 +11,19 @@ from rest_framework.views import set_rollback
 from config.api import api_error_of
 from config.logging import tag_request
 from config.openapi import error_responses
-from diagnosis.models import ApiPermission
+from diagnosis.apikeys import ApiKeyAuthentication
 from diagnosis.viewsets import ApiViewSet
 from feedback import services
 from feedback.serializers import FEEDBACK_RECORDED, FeedbackInput, FeedbackResponse, feedback_body
 from feedback.throttling import FeedbackKeyThrottle
+from feedback.tokens import (
+    FeedbackAddressThrottle,
+    FeedbackToken,
+    FeedbackTokenAuthentication,
+    FeedbackTokenThrottle,
+    KeyOrTokenMayGiveFeedback,
+    check_token_session,
+)
 
 MESSAGES = {
     "not_authenticated": "缺少或无效的 API Key",
@@ -55,8 +63,11 @@ def feedback_exception_handler(exc: Exception, context: dict) -> Response | None
 class FeedbackViewSet(ApiViewSet):
     """End users' verdict on an answer: useful (it becomes a case) or not_useful."""
 
-    required_permission = ApiPermission.FEEDBACK
-    throttle_classes = [FeedbackKeyThrottle]
+    # A page sends `Authorization: Feedback <token>` (feedback/tokens.py), the agent's
+    # back end its API key.
+    authentication_classes = [FeedbackTokenAuthentication, ApiKeyAuthentication]
+    permission_classes = [KeyOrTokenMayGiveFeedback]
+    throttle_classes = [FeedbackKeyThrottle, FeedbackTokenThrottle, FeedbackAddressThrottle]
 
     def get_exception_handler(self) -> Any:
         return feedback_exception_handler
@@ -67,6 +78,12 @@ class FeedbackViewSet(ApiViewSet):
             "`useful` also adds the session to the case library (once: repeating it returns "
             "the same caseId). `not_useful` marks a bad case. The last value wins; "
             "`status` is never changed. Nothing is written on any error.\n\n"
+            "Optional `reason`, `comment` (up to 2,000 characters) and `correction` are "
+            "kept with each feedback as history, for the bad-case review.\n\n"
+            "A browser sends `Authorization: Feedback <token>` (the `feedbackToken` of "
+            "the session's `complete` response) instead of an API key: a token for "
+            "another session, tampered or expired is 403; a token with an API key, or in "
+            "the body, is 400.\n\n"
             "The contract fixes this endpoint's bodies, errors included: always "
             '`{"success", "message", "caseId"}`, with the contract\'s Chinese messages. '
             "(The other endpoints answer errors as "
@@ -88,9 +105,13 @@ class FeedbackViewSet(ApiViewSet):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         session_id = serializer.validated_data["sessionId"]
+        check_token_session(request, session_id)
         tag_request(session_id)
         result = services.feedback_submit(
-            session_id=session_id, feedback=serializer.validated_data["feedback"]
+            session_id=session_id,
+            feedback=serializer.validated_data["feedback"],
+            with_token=isinstance(request.auth, FeedbackToken),
+            **serializer.details(),
         )
         return Response(
             feedback_body(success=True, message=FEEDBACK_RECORDED, case_id=result.case_id)

@@ -12,7 +12,13 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
-from feedback.models import BadCaseReview, ReviewState
+from feedback.models import (
+    BadCaseReview,
+    FeedbackChannel,
+    FeedbackEntry,
+    FeedbackReason,
+    ReviewState,
+)
 
 
 def evaluation(score: int) -> dict:
@@ -106,3 +112,18 @@ class BadCaseReviewFactory(DjangoModelFactory):
     note = "looked at it"
     reviewed_by = "ops.reviewer"
     reviewed_at = factory.LazyFunction(timezone.now)
+
+
+# --- Reader feedback (reasons, comments, corrections) ------------------------------------
+
+
+class FeedbackEntryFactory(DjangoModelFactory):
+    class Meta:
+        model = FeedbackEntry
+
+    session = factory.SubFactory(DiagnosisSessionFactory, not_useful=True)
+    feedback = Feedback.NOT_USEFUL
+    reason = FeedbackReason.WRONG_ROOT_CAUSE
+    comment = "根因判断错了"
+    correction = "MySQL 主从延迟导致读到旧数据，不是连接池耗尽"
+    channel = FeedbackChannel.TOKEN

@@ -23,7 +23,7 @@ def test_the_scope_filter_offers_all_once_then_each_scope(admin_client, settings
 
     choices = filter_choices(page, "权限范围")
     assert choices.count("全部") == 1
-    assert choices[0] == "全部" and len(choices) == 4
+    assert choices[0] == "全部" and len(choices) == 5
 
 
 def test_the_scope_filter_reads_the_same_in_english(admin_client, settings) -> None:
@@ -36,4 +36,5 @@ def test_the_scope_filter_reads_the_same_in_english(admin_client, settings) -> N
         "Everything",
         "Agent: report sessions and read them back",
         "Front end: submit feedback only",
+        "Curator: add cases to the library",
     ]

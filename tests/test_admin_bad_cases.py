@@ -84,8 +84,9 @@ def test_the_list_runs_the_same_few_queries_however_many_rows(
     for _ in range(extra):
         BadCaseReviewFactory()
 
-    # Django's session and user, the capped count, the page (reviews joined in).
-    with django_assert_num_queries(4):
+    # Django's session and user, the capped count, the page (reviews and assignees joined
+    # in), the page's tags, the tag filter's choices, the action bar's staff users.
+    with django_assert_num_queries(7):
         response = admin_client.get(LIST)
 
     assert len(shown_ids(response)) == 5 + extra
@@ -195,7 +196,7 @@ def test_the_review_page_shows_the_session_read_only_and_the_review_form(admin_c
 
     page = text(response)
     form = response.context["adminform"].form
-    assert set(form.fields) == {"review_state", "review_note"}
+    assert set(form.fields) == {"review_state", "review_note", "review_assignee", "review_tags"}
     assert form["review_state"].value() == "new"
     assert "第一行<br>&lt;b&gt;第二行&lt;/b&gt;" in page
     assert "<td>QueryLogs</td>" in page and "&lt;grep 504&gt;" in page
@@ -350,6 +351,8 @@ def test_the_review_page_runs_a_fixed_number_of_queries(
     review = BadCaseReviewFactory()
     ToolInvocationFactory.create_batch(40, session=review.session)
 
-    # Django's session and user, the bad case with its review, its invocations.
-    with django_assert_num_queries(4):
+    # Django's session and user, the bad case with its review and assignee, its tags,
+    # its invocations, what readers said with their feedback, the staff users and the
+    # tags to choose from.
+    with django_assert_num_queries(8):
         admin_client.get(change_url(review.session))

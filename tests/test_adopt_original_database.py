@@ -146,6 +146,7 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
         ("case_search", "session_id", "utf8mb4_bin"),
         ("case_search_hit", "session_id", "utf8mb4_bin"),
         ("diagnosis_session", "session_id", "utf8mb4_bin"),
+        ("feedback_entry", "session_id", "utf8mb4_bin"),
         ("otlp_span", "session_id", "utf8mb4_bin"),
         ("tool_invocation", "session_id", "utf8mb4_bin"),
     ]
@@ -158,6 +159,7 @@ def test_fake_initial_adopts_the_original_tables_keeping_their_rows(
     assert [table for table, _ in foreign_keys] == [
         "bad_case_review",
         "case_search",
+        "feedback_entry",
         "otlp_span",
         "tool_invocation",
     ]

@@ -332,6 +332,8 @@ def test_a_case_deleted_since_the_index_was_built_is_not_returned(api, library) 
 # --- Explain and the lexical fallback ------------------------------------------------
 
 
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
 def test_explain_shows_each_hits_ranks_and_the_passage_that_matched(api, library) -> None:
     body = search(api, query="consumer group lag growing after rebalances", explain=True).json()
     plain = search(api, query="consumer group lag growing after rebalances").json()
@@ -351,6 +353,8 @@ def test_explain_must_be_true_or_false(api, library) -> None:
     assert "explain" in response.json()["errors"]
 
 
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
 def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
     api, library, monkeypatch
 ) -> None:

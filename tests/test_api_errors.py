@@ -50,7 +50,7 @@ def test_pages_outside_the_api_keep_django_s_html_404(client) -> None:
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("delete", "/api/sessions/s-1"), ("put", "/api/sessions"), ("post", "/api/cases")],
+    [("delete", "/api/sessions/s-1"), ("put", "/api/sessions"), ("delete", "/api/cases")],
 )
 def test_a_method_an_endpoint_does_not_take_is_a_json_405(api, method, path) -> None:
     DiagnosisSessionFactory(session_id="s-1")

@@ -4,7 +4,7 @@ find the other."""
 
 import pytest
 
-from caselibrary.models import CaseDuplicate, CaseLibrary, CasePassage, CaseReuse
+from caselibrary.models import CaseDuplicate, CaseMerge, CasePassage, CaseReuse
 from caselibrary.selectors import cases_find
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory
@@ -66,7 +66,7 @@ def test_merging_keeps_the_older_case_with_the_counts_and_finds_the_other_only_t
 
     assert response.status_code == 302
     assert response.url == f"/admin/caselibrary/caselibrary/{older.pk}/change/"
-    assert CaseLibrary.objects.get(pk=newer.pk).merged_into == older.case_id
+    assert CaseMerge.objects.get(case_id=newer.pk).merged_into == older.case_id
     reuse = CaseReuse.objects.get(case=older)
     assert (reuse.l0_hits, reuse.l1_hits, reuse.sessions_useful, reuse.sessions_not_useful) == (
         2,
@@ -85,4 +85,4 @@ def test_a_merge_cannot_be_asked_by_a_get(admin_client, pair) -> None:
     response = admin_client.get(f"/admin/caselibrary/caselibrary/{newer.pk}/merge/{older.pk}/")
 
     assert response.status_code == 405
-    assert CaseLibrary.objects.get(pk=newer.pk).merged_into is None
+    assert not CaseMerge.objects.exists()

@@ -26,6 +26,7 @@ from caselibrary.admin.filters import (
     category_choices,
 )
 from caselibrary.admin.forms import CaseActionForm, CaseForm
+from caselibrary.admin.imports import CaseImportMixin
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (
     case_draft_from_session,
@@ -48,7 +49,9 @@ SOURCE_SHORT = {SourceType.AUTO: _("auto"), SourceType.MANUAL: _("manual")}
 
 
 @admin.register(CaseLibrary)
-class CaseLibraryAdmin(NearDuplicatesMixin, EstimatedCountAdminMixin, admin.ModelAdmin):
+class CaseLibraryAdmin(
+    NearDuplicatesMixin, CaseImportMixin, EstimatedCountAdminMixin, admin.ModelAdmin
+):
     form = CaseForm
     action_form = CaseActionForm
     list_per_page = 50

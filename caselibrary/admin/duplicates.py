@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 
-from caselibrary.models import CaseDuplicate, CaseLibrary
+from caselibrary.models import CaseDuplicate, CaseLibrary, CaseMerge
 from caselibrary.services.duplicates import case_merge
 
 
@@ -26,7 +26,9 @@ def near_duplicates(case: CaseLibrary) -> list[tuple[CaseLibrary, float]]:
     similarity = {
         (f.similar_id if f.case_id == case.pk else f.case_id): f.similarity for f in flags
     }
-    others = CaseLibrary.objects.filter(pk__in=list(similarity), merged_into__isnull=True)
+    others = CaseLibrary.objects.filter(pk__in=list(similarity)).exclude(
+        pk__in=CaseMerge.objects.values("case_id")
+    )
     return [(other, similarity[other.pk]) for other in others.order_by("created_at")]
 
 
@@ -75,9 +77,10 @@ class NearDuplicatesMixin:
         )
 
     def near_duplicates_column(self, obj: CaseLibrary) -> SafeString | str:
-        if obj.merged_into:
-            url = reverse("admin:caselibrary_caselibrary_change", args=[obj.merged_into])
-            return format_html('{} <a href="{}">{}</a>', _("Merged into"), url, obj.merged_into)
+        merge = CaseMerge.objects.filter(case_id=obj.pk).first()
+        if merge:
+            url = reverse("admin:caselibrary_caselibrary_change", args=[merge.merged_into])
+            return format_html('{} <a href="{}">{}</a>', _("Merged into"), url, merge.merged_into)
         found = near_duplicates(obj)
         if not found:
             return "–"

@@ -2,7 +2,8 @@
 
 Two cases say the same thing when each passage of the new one has a very close passage
 in the older one (the mean of their best cosines at least DUPLICATE_SIMILARITY for the
-model). A merge keeps the older case: the newer one is marked `merged_into` it, its hits
+model). A merge keeps the older case: the newer one is recorded as merged into it
+(case_merge), its hits
 and ratings move to it, and its texts and exact keys are indexed as the kept case's, so
 it is found only through the kept one.
 """
@@ -17,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 
-from caselibrary.models import CaseDuplicate, CaseLibrary, CaseReuse
+from caselibrary.models import CaseDuplicate, CaseLibrary, CaseMerge, CaseReuse
 from caselibrary.search_backends.base import IndexedPassage
 from caselibrary.search_backends.database import DatabaseBackend
 
@@ -52,9 +53,11 @@ def cases_flag_duplicates(
                     best[other][n] = max(best[other][n], cosine)
         similar = {other: sum(scores) / len(own) for other, scores in best.items()}
         similar = {other: s for other, s in similar.items() if s >= threshold}
-        older = CaseLibrary.objects.filter(
-            case_id__in=list(similar), created_at__lte=created[case_id], merged_into__isnull=True
-        ).values_list("case_id", flat=True)
+        older = (
+            CaseLibrary.objects.filter(case_id__in=list(similar), created_at__lte=created[case_id])
+            .exclude(case_id__in=CaseMerge.objects.values("case_id"))
+            .values_list("case_id", flat=True)
+        )
         flags += [
             CaseDuplicate(case_id=case_id, similar_id=other, similarity=round(similar[other], 4))
             for other in older
@@ -74,15 +77,17 @@ def case_merge(*, case_id: str, other_id: str) -> CaseLibrary:
         if len(pair) != 2 or case_id == other_id:
             raise ValidationError("Both cases must exist and be different.")
         kept, merged = pair
-        if kept.merged_into or merged.merged_into:
+        if CaseMerge.objects.filter(case_id__in=[kept.case_id, merged.case_id]).exists():
             raise ValidationError("A case already merged cannot be merged again.")
-        CaseLibrary.objects.filter(merged_into=merged.case_id).update(merged_into=kept.case_id)
-        CaseLibrary.objects.filter(case_id=merged.case_id).update(merged_into=kept.case_id)
+        CaseMerge.objects.filter(merged_into=merged.case_id).update(merged_into=kept.case_id)
+        CaseMerge.objects.create(case_id=merged.case_id, merged_into=kept.case_id)
+        # Both are indexed again (the triggers mark them): the merged case leaves the
+        # index, the kept one takes its texts.
+        CaseLibrary.objects.filter(case_id=merged.case_id).update(updated_at=F("updated_at"))
         _move_reuse(merged.case_id, kept.case_id)
         CaseDuplicate.objects.filter(case_id__in=[kept.case_id, merged.case_id]).filter(
             similar_id__in=[kept.case_id, merged.case_id]
         ).delete()
-        # The kept case takes the merged one's texts: index it again.
         CaseLibrary.objects.filter(case_id=kept.case_id).update(updated_at=F("updated_at"))
     kept.refresh_from_db()
     return kept

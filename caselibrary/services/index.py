@@ -35,6 +35,7 @@ from caselibrary.models import (
     CaseIndexLog,
     CaseIndexState,
     CaseLibrary,
+    CaseMerge,
     CasePassage,
     CaseSearchKey,
 )
@@ -109,8 +110,8 @@ def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
         return IndexRun(0, 0, 0, 0.0)
     case_ids = list(dict.fromkeys(case_id for _, case_id in changes))
     # A merged case is indexed as part of the case it was merged into.
-    kept = CaseLibrary.objects.filter(case_id__in=case_ids, merged_into__isnull=False)
-    case_ids += [k for k in kept.values_list("merged_into", flat=True) if k not in case_ids]
+    kept = CaseMerge.objects.filter(case_id__in=case_ids).values_list("merged_into", flat=True)
+    case_ids += [k for k in kept if k not in case_ids]
     indexed_before = set(
         CasePassage.objects.filter(case_id__in=case_ids).values_list("case_id", flat=True)
     )
@@ -132,15 +133,18 @@ def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
 def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSearchKey], int]:
     columns = ("case_id", "title", "root_cause", "solution", "error_code")
     rows = list(
-        CaseLibrary.objects.filter(case_id__in=case_ids, merged_into__isnull=True).values_list(
-            *columns
+        CaseLibrary.objects.filter(case_id__in=case_ids)
+        .exclude(case_id__in=CaseMerge.objects.values("case_id"))
+        .values_list(*columns)
+    )
+    into = dict(
+        CaseMerge.objects.filter(merged_into__in=[r[0] for r in rows]).values_list(
+            "case_id", "merged_into"
         )
     )
     merged: dict[str, list[tuple]] = {}
-    for row in CaseLibrary.objects.filter(merged_into__in=[r[0] for r in rows]).values_list(
-        "merged_into", *columns
-    ):
-        merged.setdefault(row[0], []).append(row[1:])
+    for row in CaseLibrary.objects.filter(case_id__in=list(into)).values_list(*columns):
+        merged.setdefault(into[row[0]], []).append(row)
     # The vectors already stored for the same text under the same model: an edit of the
     # category, or a save that changed nothing, costs no embedding.
     known = {

@@ -24,8 +24,11 @@ from diagnosis.admin import (
     session_change_url,
 )
 from diagnosis.selectors import session_invocations
+from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
-from feedback.models import BadCase, BadCaseReview, ReviewState
+from feedback.admin.queues import AssigneeFilter, ReviewQueueMixin, TagFilter, staff_users
+from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
+from feedback.review_queues import bad_case_queue_save
 from feedback.selectors import (
     CONFIDENT_MIN_SCORE,
     OPEN_REVIEW_STATES,
@@ -102,6 +105,12 @@ class BadCaseReviewForm(forms.ModelForm):
         required=False,
         widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
     )
+    review_assignee = forms.ModelChoiceField(
+        label=_("assignee"), queryset=staff_users(), required=False
+    )
+    review_tags = forms.ModelMultipleChoiceField(
+        label=_("tags"), queryset=ReviewTag.objects.all(), required=False
+    )
 
     class Meta:
         model = BadCase
@@ -112,10 +121,12 @@ class BadCaseReviewForm(forms.ModelForm):
         review = _review_of(self.instance)
         self.fields["review_state"].initial = review.state if review else ReviewState.NEW
         self.fields["review_note"].initial = review.note if review else ""
+        self.fields["review_assignee"].initial = review.assignee_id if review else None
+        self.fields["review_tags"].initial = list(review.tags.all()) if review else []
 
 
 @admin.register(BadCase)
-class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
+class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, SessionAdminBase):
     """The work queue of sessions users found not useful."""
 
     form = BadCaseReviewForm
@@ -128,17 +139,32 @@ class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
         "feedback_at",
         "created_at",
         "session_link",
+        "assignee_column",
+        "tags_column",
     )
     list_filter = (
+        AssigneeFilter,
+        TagFilter,
         DisagreementFilter,
         ReviewStateFilter,
         EvidenceScoreBandFilter,
         ("created_at", admin.DateFieldListFilter),
     )
-    list_select_related = ("review",)
+    list_select_related = ("review", "review__assignee")
     change_list_template = "admin/feedback/badcase/change_list.html"
     fieldsets = (
-        (_("Review"), {"fields": ("review_state", "review_note", "reviewed")}),
+        (
+            _("Review"),
+            {
+                "fields": (
+                    "review_state",
+                    "review_note",
+                    "review_assignee",
+                    "review_tags",
+                    "reviewed",
+                )
+            },
+        ),
         (
             _("Session"),
             {
@@ -153,6 +179,7 @@ class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
             },
         ),
         (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
+        (_("What readers said"), {"fields": ("feedback_history",)}),
         (
             _("Evidence"),
             {"fields": ("score_detail", "factors_table", "opinion_table", "invocations_table")},
@@ -172,15 +199,25 @@ class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
         "factors_table",
         "opinion_table",
         "invocations_table",
+        "feedback_history",
     )
-    actions = ("mark_triaged", "mark_resolved")
+    actions = (
+        "mark_triaged",
+        "mark_resolved",
+        "assign_to_me",
+        "assign_to_chosen",
+        "unassign",
+        "add_tag",
+        "create_case_from_correction",
+    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return (
             super()
             .get_queryset(request)
             .annotate(review_state=REVIEW_STATE)
-            .select_related("review")
+            .select_related("review", "review__assignee")
+            .prefetch_related("review__tags")
         )
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
@@ -209,8 +246,14 @@ class BadCaseAdmin(EvidenceTablesMixin, SessionAdminBase):
     def save_model(
         self, request: HttpRequest, obj: BadCase, form: forms.Form, change: bool
     ) -> None:
-        # Only the review is written, through its service; the session row is untouched.
-        if form.has_changed():
+        # Only the review is written, through its services; the session row is untouched.
+        if {"review_assignee", "review_tags"} & set(form.changed_data):
+            bad_case_queue_save(
+                session_id=obj.session_id,
+                assignee=form.cleaned_data["review_assignee"],
+                tags=form.cleaned_data["review_tags"],
+            )
+        if {"review_state", "review_note"} & set(form.changed_data):
             bad_case_review_save(
                 session_id=obj.session_id,
                 state=form.cleaned_data["review_state"],

@@ -62,6 +62,10 @@ def pools_for(*, feedback_pool: int, scoring_pool: int) -> dict[str, Pool]:
         "not_useful": Pool("pn", feedback_pool, "SUCCESS, no feedback: not_useful"),
         "useful_floor": Pool("pf", feedback_pool, "SUCCESS, no feedback: the useful floor"),
         "repeat_useful": Pool("pr", 2_000, "already useful, with a case: repeated useful"),
+        # POST /api/feedback with a feedback token against the same with an API key: three
+        # times the pool, for rounds alternating between the two (tests/bench/tokens.py).
+        "token_not_useful": Pool("pt", 3 * feedback_pool, "SUCCESS, no feedback: token not_useful"),
+        "key_not_useful": Pool("pk", 3 * feedback_pool, "SUCCESS, no feedback: key not_useful"),
         "invocations": Pool("pi", 2_000, "RUNNING: invocation batches"),
         "scoring": Pool("pq", scoring_pool, "RUNNING with facts: completed to be scored"),
     }
@@ -341,7 +345,14 @@ def pool_rows(pools: dict[str, Pool], *, now: datetime) -> Rows:
     for name, pool in pools.items():
         for n in range(pool.size):
             calls = [_call_shape(rng) for _ in range(_calls_count(rng))]
-            if name in ("first_useful", "not_useful", "useful_floor", "repeat_useful"):
+            if name in (
+                "first_useful",
+                "not_useful",
+                "useful_floor",
+                "repeat_useful",
+                "token_not_useful",
+                "key_not_useful",
+            ):
                 status = "SUCCESS"
             else:
                 status = "RUNNING"
@@ -595,7 +606,13 @@ def pools_reset(pools: dict[str, Pool]) -> None:
         return pool.session_id(0), pool.session_id(pool.size - 1)
 
     with transaction.atomic(), connection.cursor() as cursor:
-        for name in ("first_useful", "not_useful", "useful_floor"):
+        for name in (
+            "first_useful",
+            "not_useful",
+            "useful_floor",
+            "token_not_useful",
+            "key_not_useful",
+        ):
             low, high = prefix_range(pools[name])
             # The proposals of the pool's cases first (no foreign key would take them).
             cursor.execute(

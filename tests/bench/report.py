@@ -98,6 +98,20 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                 check(f"{name}_p99", run["ratio_p99"], 3.0, at_most=True),
             )
         )
+    tokens = results.get("tokens")
+    if tokens:
+        rows.append(
+            Row(
+                "POST /api/feedback not_useful with a feedback token"
+                + ("" if tokens["valid"] else " INVALID"),
+                f"{tokens['rps']:,.0f} rps, p50 {tokens['p50_ms']:.1f} / "
+                f"p99 {tokens['p99_ms']:.1f} ms",
+                f"same with an API key beside it {tokens['floor']['rps']:,.0f} rps",
+                f"{tokens['ratio_rps']:.2f} x key rps",
+                ">= 0.9 x",
+                check("feedback_token_rps", tokens["ratio_rps"], 0.9, at_most=False),
+            )
+        )
     batch = load.get("invocations_batch_100")
     if batch:
         rows.append(

@@ -29,6 +29,7 @@ DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/diagnosis_bench"
 RESULTS = procs.ROOT / "bench-results"
 STEPS = (
     "load",
+    "tokens",
     "scoring",
     "opinion",
     "rescore",
@@ -451,6 +452,25 @@ class Benchmark:
             round(kb / 1024, 1) for kb in peaks if kb
         ]
 
+    # --- feedback token vs API key ------------------------------------------------------
+
+    def tokens(self) -> None:
+        from tests.bench import tokens
+
+        log("POST /api/feedback: feedback token vs API key")
+        self.results["tokens"] = tokens.run(
+            pools=self.pools,
+            env=self.env,
+            logs=self.logs,
+            key=self.api_key(),
+            seconds=self.options.seconds or self.scale.load_seconds,
+            warmup_seconds=self.scale.warmup_seconds,
+            rounds=self.options.rounds or self.scale.rounds,
+            workers=self.options.workers,
+            connections=self.options.connections,
+            log=log,
+        )
+
     # --- scoring ----------------------------------------------------------------------
 
     def scoring(self) -> None:
@@ -629,6 +649,8 @@ class Benchmark:
             self.results["purge_wait_seconds"] = wait_for_purge()
             if "load" in self.options.only:
                 self.load()
+            if "tokens" in self.options.only:
+                self.tokens()
             if "scoring" in self.options.only:
                 self.scoring()
             if "opinion" in self.options.only:

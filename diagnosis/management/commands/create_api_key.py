@@ -19,7 +19,10 @@ class Command(ServiceCommand):
             "--scope",
             choices=ApiKeyScope.values,
             default=ApiKeyScope.FULL,
-            help="agent: report and read sessions; frontend: feedback only; full: everything",
+            help=(
+                "agent: report and read sessions; frontend: feedback only; curator: add "
+                "cases (POST /api/cases); full: everything"
+            ),
         )
 
     def handle(self, *args: Any, name: str, scope: str, **options: Any) -> None:

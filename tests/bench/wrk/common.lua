@@ -38,6 +38,7 @@ end
 -- The next session id of this thread's slice; wraps (and counts it) when exhausted.
 function next_session()
   local n = cursor
+  last_number = n
   cursor = cursor + 1
   if cursor > last then
     cursor = first

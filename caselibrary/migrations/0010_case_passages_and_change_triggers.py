@@ -81,7 +81,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('caselibrary', '0008_structured_until'),
+        ('caselibrary', '0009_case_import_source'),
         ("django_q", "0019_alter_task_options_alter_ormq_key_alter_ormq_lock_and_more"),
     ]
 

@@ -1,0 +1,113 @@
+"""The admin's "Import cases" page: the upload form of `import_cases`, for one file."""
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.translation import gettext as _g
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+
+from caselibrary.services.imports import CASE_FILE_SUFFIXES, cases_import_file
+
+
+class CaseImportForm(forms.Form):
+    file = forms.FileField(
+        label=_("case file"),
+        help_text=_(".jsonl or .csv with the API's case fields, or one Markdown runbook (.md)."),
+    )
+    dry_run = forms.BooleanField(label=_("dry run: check and count, write nothing"), required=False)
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        if not upload.name.lower().endswith(CASE_FILE_SUFFIXES):
+            raise forms.ValidationError(_("Upload a .jsonl, .csv or .md file."))
+        return upload
+
+
+class CaseImportMixin:
+    """For CaseLibraryAdmin: /admin/caselibrary/caselibrary/import/."""
+
+    def get_urls(self) -> list:
+        view = self.admin_site.admin_view(self.import_view)  # type: ignore[attr-defined]
+        return [
+            path("import/", view, name="caselibrary_caselibrary_import"),
+            *super().get_urls(),  # type: ignore[misc]
+        ]
+
+    def has_import_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perms(
+            ["caselibrary.add_caselibrary", "caselibrary.change_caselibrary"]
+        )
+
+    # The size is checked before anything reads the body: the CSRF check (which reads
+    # the form) comes after it, as Django's documentation does for upload handlers.
+    @csrf_exempt
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_import_permission(request):
+            raise PermissionDenied
+        limit = settings.CASE_IMPORT_MAX_BYTES
+        if request.method == "POST" and _declared_length(request) > limit:
+            form = CaseImportForm()
+            form.errors["file"] = form.error_class(
+                [_g("The file is too large: the limit is %(mb)d MB.") % {"mb": limit // 2**20}]
+            )
+            return self._render(request, form, status=413)
+        return csrf_protect(self._import)(request)
+
+    def _import(self, request: HttpRequest) -> HttpResponse:
+        form = CaseImportForm(request.POST or None, request.FILES or None)
+        if request.method != "POST" or not form.is_valid():
+            return self._render(request, form)
+        upload = form.cleaned_data["file"]
+        dry_run = form.cleaned_data["dry_run"]
+        outcome = cases_import_file(
+            data=upload.read(),
+            source=upload.name,
+            created_by=request.user.get_username(),
+            dry_run=dry_run,
+        )
+        if outcome.error:
+            form.errors["file"] = form.error_class([outcome.error])
+            return self._render(request, form, status=400)
+        message = (
+            _g(
+                "Dry run: %(created)d case(s) would be created, %(updated)d updated, "
+                "%(same)d unchanged."
+            )
+            if dry_run
+            else _g("%(created)d case(s) created, %(updated)d updated, %(same)d unchanged.")
+        )
+        self.message_user(  # type: ignore[attr-defined]
+            request,
+            message
+            % {"created": outcome.created, "updated": outcome.updated, "same": outcome.unchanged},
+            messages.SUCCESS,
+        )
+        return HttpResponseRedirect(reverse("admin:caselibrary_caselibrary_changelist"))
+
+    def _render(
+        self, request: HttpRequest, form: CaseImportForm, status: int = 200
+    ) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),  # type: ignore[attr-defined]
+            "opts": self.model._meta,  # type: ignore[attr-defined]
+            "title": _("Import cases"),
+            "form": form,
+            "limit_mb": settings.CASE_IMPORT_MAX_BYTES // 2**20,
+        }
+        return TemplateResponse(
+            request, "admin/caselibrary/caselibrary/import.html", context, status=status
+        )
+
+
+def _declared_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0

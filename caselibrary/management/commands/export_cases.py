@@ -1,0 +1,29 @@
+"""Write the case library as JSONL (the API's case fields), which import_cases reads back."""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from caselibrary.selectors import cases_as_jsonl
+from diagnosis.management.commands._base import ServiceCommand
+
+
+class Command(ServiceCommand):
+    help = "Write every case as one JSON object per line, oldest first (stdout by default)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--output", "-o", type=Path, help="write to this file instead")
+
+    def handle(self, *args: Any, output: Path | None, **options: Any) -> None:
+        if output is None:
+            for line in cases_as_jsonl():
+                sys.stdout.write(line)
+            return
+        count = 0
+        with output.open("w", encoding="utf-8") as file:
+            for line in cases_as_jsonl():
+                file.write(line)
+                count += 1
+        self.stdout.write(f"{count} case(s) written to {output}")

@@ -1,0 +1,50 @@
+"""Import cases from JSONL, CSV or a folder of Markdown runbooks."""
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+from tqdm import tqdm
+
+from caselibrary.services.imports import (
+    IMPORT_USER,
+    case_files_in,
+    cases_import_path,
+    outcome_lines,
+)
+from diagnosis.management.commands._base import ServiceCommand
+
+
+class Command(ServiceCommand):
+    help = (
+        "Import cases from PATH: a .jsonl or .csv file with the API's case fields, a "
+        "Markdown runbook, or a folder of them (searched recursively). The same source "
+        "imported again updates its case; each file is imported whole or not at all."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument(
+            "--dry-run", action="store_true", help="check and count everything, write nothing"
+        )
+        parser.add_argument(
+            "--user", default=IMPORT_USER, help=f"who the cases are made by (default {IMPORT_USER})"
+        )
+
+    def handle(self, *args: Any, path: Path, dry_run: bool, user: str, **options: Any) -> None:
+        if not path.exists():
+            raise CommandError(f"{path}: no such file or folder")
+        files = len(case_files_in(path))
+        if not files:
+            raise CommandError(f"{path}: no .jsonl, .csv or .md files")
+        # The bar goes to stderr, and only on a terminal: logs and pipes get the summary.
+        with tqdm(total=files, unit="file", disable=None, desc="import") as bar:
+            outcome = cases_import_path(
+                path=path, created_by=user, dry_run=dry_run, on_file=lambda _: bar.update()
+            )
+        *skipped, summary = outcome_lines(outcome)
+        for line in skipped:
+            self.stderr.write(line)
+        self.stdout.write(summary)
+        if skipped:
+            raise CommandError(f"{len(skipped)} file(s) not imported: see above")

@@ -1,0 +1,256 @@
+"""Importing cases from files: JSONL and CSV rows, and folders of Markdown runbooks.
+
+Each file is imported whole or not at all (one transaction; the first bad row names its
+file and line and rolls the file back). Importing the same source again updates its case
+and never adds a second one: a runbook is known by its path (its content hash says
+whether it changed), a row by its `caseId` when it has one, else by its file's path and
+the row's content hash. `dry_run` does every check and every write, then rolls back.
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from caselibrary.case_files import CaseFileError, CaseRecord, decode, read_csv, read_jsonl
+from caselibrary.error_codes import normalise_error_code
+from caselibrary.models import (
+    GENERAL_CATEGORY,
+    CaseImportSource,
+    CaseLibrary,
+    FaultCategory,
+    SourceType,
+)
+from caselibrary.runbooks import ERROR_CODE_MAX_LENGTH, Runbook, RunbookError, parse_runbook
+from caselibrary.services.cases import case_update
+from caselibrary.services.index import case_index_request
+from config import metrics
+
+CASE_FILE_SUFFIXES = (".jsonl", ".csv", ".md")
+IMPORT_USER = "import"
+
+
+@dataclass
+class FileOutcome:
+    source: str
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    error: str | None = None
+
+
+@dataclass
+class ImportOutcome:
+    dry_run: bool
+    files: list[FileOutcome] = field(default_factory=list)
+
+    def total(self, name: str) -> int:
+        return sum(getattr(f, name) for f in self.files)
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.error]
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """A record and what identifies its source between imports."""
+
+    record: CaseRecord
+    source_path: str
+    content_hash: str
+    by_path: bool  # a runbook: one case per path, whatever its content
+
+
+def case_files_in(path: Path) -> list[tuple[Path, str]]:
+    """The case files at `path` (a file, or a folder searched recursively), each with
+    the source path it is known by: relative to the folder, or the file's name."""
+    if path.is_file():
+        return [(path, path.name)]
+    found = sorted(
+        p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in CASE_FILE_SUFFIXES
+    )
+    return [(p, p.relative_to(path).as_posix()) for p in found]
+
+
+def cases_import_path(
+    *,
+    path: Path,
+    created_by: str = IMPORT_USER,
+    dry_run: bool = False,
+    on_file: Callable[[str], None] | None = None,
+) -> ImportOutcome:
+    """Import every case file at `path`; a bad file is reported and skipped."""
+    outcome = ImportOutcome(dry_run=dry_run)
+    for file, source in case_files_in(path):
+        outcome.files.append(
+            cases_import_file(
+                data=file.read_bytes(), source=source, created_by=created_by, dry_run=dry_run
+            )
+        )
+        if on_file:
+            on_file(source)
+    return outcome
+
+
+def cases_import_file(
+    *, data: bytes, source: str, created_by: str = IMPORT_USER, dry_run: bool = False
+) -> FileOutcome:
+    """Import one file (its kind by its name's suffix), whole or not at all."""
+    outcome = FileOutcome(source=source)
+    try:
+        keyed = _read(data, source)
+        with transaction.atomic():
+            categories = set(FaultCategory.objects.values_list("code", flat=True))
+            for item in keyed:
+                result = _upsert(item, created_by=created_by, categories=categories)
+                setattr(outcome, result, getattr(outcome, result) + 1)
+            if dry_run:
+                transaction.set_rollback(True)
+    except CaseFileError as exc:
+        return FileOutcome(source=source, error=str(exc))
+    return outcome
+
+
+def _read(data: bytes, source: str) -> list[_Keyed]:
+    suffix = Path(source).suffix.lower()
+    text = decode(data, source)
+    if suffix == ".jsonl":
+        records = read_jsonl(text, source)
+    elif suffix == ".csv":
+        records = read_csv(text, source)
+    elif suffix == ".md":
+        return [_runbook(text, source)]
+    else:
+        raise CaseFileError(source, None, "not a case file (.jsonl, .csv or .md)")
+    return [_Keyed(r, source, r.content_hash, by_path=False) for r in records]
+
+
+def _runbook(text: str, source: str) -> _Keyed:
+    """A Markdown runbook as one case (caselibrary/runbooks.py reads it). The case has no
+    field of its own for the symptoms: they open the root cause, where the alert names
+    they quote are searched too."""
+    try:
+        runbook = parse_runbook(text, source=source)
+    except RunbookError as exc:
+        raise CaseFileError(source, exc.line, exc.message) from None
+    root_cause = "\n\n".join(part for part in (runbook.description, runbook.root_cause) if part)
+    solution = runbook.solution or "\n\n".join(
+        f"{heading}\n\n{body}" for heading, body in runbook.extra_sections if body
+    )
+    if not root_cause.strip():
+        raise CaseFileError(
+            source, None, "no symptoms or root-cause section (现象 / 根因 / root cause)"
+        )
+    if not solution.strip():
+        raise CaseFileError(source, None, "no solution section (处理步骤 / 解决方案 / solution)")
+    record = CaseRecord(
+        line=1,
+        title=runbook.title,
+        root_cause=root_cause,
+        solution=solution,
+        error_code=_runbook_code(runbook),
+    )
+    return _Keyed(record, source, runbook.content_hash, by_path=True)
+
+
+def _runbook_code(runbook: Runbook) -> str | None:
+    """The case's one code: an alert name when the runbook quotes one (the title's, else
+    the first), since the alert is what on-call sees and asks about first; else the
+    runbook's error code."""
+    alerts = [name for name in runbook.alert_names if len(name) <= ERROR_CODE_MAX_LENGTH]
+    in_title = [name for name in alerts if name in runbook.title]
+    return (in_title or alerts or [runbook.error_code])[0]
+
+
+def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
+    """Create, update or leave the record's case; returns which it did."""
+    record = item.record
+    category = record.fault_category or GENERAL_CATEGORY
+    if category not in categories:
+        raise CaseFileError(
+            item.source_path, record.line, f'faultCategory "{category}" is not in the taxonomy'
+        )
+    wanted = {
+        "title": record.title,
+        "root_cause": record.root_cause,
+        "solution": record.solution,
+        "fault_category": category,
+        "error_code": normalise_error_code(record.error_code) if record.error_code else None,
+        "diagnosis_id": record.session_id,
+    }
+    case, source = _existing(item)
+    try:
+        if case is None:
+            case = _create(record, wanted, created_by=created_by)
+            result = "created"
+        else:
+            changes = {k: v for k, v in wanted.items() if getattr(case, k) != v}
+            if record.session_id is None:
+                changes.pop("diagnosis_id", None)  # a row without one keeps the case's
+            if changes:
+                case_update(case=case, updated_by=created_by, **changes)
+            result = "updated" if changes else "unchanged"
+        if record.case_id is None:
+            _remember(case, item, source)
+    except ValidationError as exc:
+        raise CaseFileError(item.source_path, record.line, "; ".join(exc.messages)) from None
+    except IntegrityError:
+        raise CaseFileError(
+            item.source_path, record.line, "another case has this sessionId or source"
+        ) from None
+    return result
+
+
+def _existing(item: _Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
+    if item.record.case_id is not None:
+        return CaseLibrary.objects.filter(case_id=item.record.case_id).first(), None
+    sources = CaseImportSource.objects.select_related("case").filter(source_path=item.source_path)
+    if not item.by_path:
+        sources = sources.filter(content_hash=item.content_hash)
+    source = sources.first()
+    return (source.case, source) if source else (None, None)
+
+
+def _create(record: CaseRecord, wanted: dict, *, created_by: str) -> CaseLibrary:
+    case = CaseLibrary(
+        source_type=record.source_type or SourceType.MANUAL,
+        created_by=record.created_by or created_by,
+        updated_by=created_by,
+        **wanted,
+    )
+    if record.case_id:
+        case.case_id = record.case_id
+    # A case outlives its session (no foreign key in the database): an exported case
+    # whose session was purged reads back with its sessionId. Its uniqueness is the
+    # database's to check.
+    case.full_clean(exclude=["diagnosis"], validate_unique=False)
+    case.save(force_insert=True)
+    case_index_request()
+    transaction.on_commit(partial(metrics.case_created, case.source_type), robust=True)
+    return case
+
+
+def _remember(case: CaseLibrary, item: _Keyed, source: CaseImportSource | None) -> None:
+    if source is None:
+        CaseImportSource.objects.create(
+            case=case, source_path=item.source_path, content_hash=item.content_hash
+        )
+    elif source.content_hash != item.content_hash:
+        source.content_hash = item.content_hash
+        source.save(update_fields=["content_hash", "imported_at"])
+
+
+def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:
+    """What an import did, for people: one line per failed file, then the totals."""
+    for failed in outcome.failed:
+        yield f"skipped {failed.error}"
+    verb = "would be" if outcome.dry_run else "were"
+    yield (
+        f"{len(outcome.files)} file(s): {outcome.total('created')} case(s) {verb} created, "
+        f"{outcome.total('updated')} updated, {outcome.total('unchanged')} unchanged, "
+        f"{len(outcome.failed)} file(s) skipped"
+    )

@@ -1,0 +1,188 @@
+"""The bad-case review queues in the admin: assignee and tags, "my queue", "unassigned",
+per-tag filters and bulk assignment (services in feedback/review_queues.py)."""
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from feedback.models import BadCase, ReviewTag
+from feedback.review_queues import bad_cases_assign, bad_cases_tag
+
+# One action's reach: a queue is worked a page at a time.
+ACTION_LIMIT = 1000
+
+
+def staff_users() -> QuerySet:
+    return get_user_model().objects.filter(is_staff=True, is_active=True).order_by("username")
+
+
+class AssigneeFilter(admin.SimpleListFilter):
+    title = _("assignee")
+    parameter_name = "assignee"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [("me", _("My queue")), ("none", _("Unassigned"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "me":
+            return queryset.filter(review__assignee=request.user)
+        if self.value() == "none":
+            return queryset.filter(review__assignee__isnull=True)
+        return queryset
+
+
+class TagFilter(admin.SimpleListFilter):
+    title = _("tag")
+    parameter_name = "tag"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [(tag.name, tag.name) for tag in ReviewTag.objects.all()[:100]]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value():
+            return queryset.filter(review__tags__name=self.value())
+        return queryset
+
+
+class QueueActionForm(ActionForm):
+    """The action bar's extra inputs: whom to assign to, which tag to add.
+
+    Plain text here, so that a bad value reaches the action, which says what is wrong
+    (the admin would only say "no action selected"); the action cleans them with
+    _strict_fields().
+    """
+
+    assignee = forms.CharField(label=_("assign to"), required=False, widget=forms.Select)
+    tag = forms.CharField(label=_("tag"), required=False, max_length=64)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].widget.choices = [
+            ("", "---------"),
+            *((user.pk, user.get_username()) for user in staff_users()),
+        ]
+
+
+def _strict_fields() -> dict[str, forms.Field]:
+    return {
+        "assignee": forms.ModelChoiceField(queryset=staff_users()),
+        "tag": forms.SlugField(max_length=64, allow_unicode=True),
+    }
+
+
+class ReviewQueueMixin:
+    """For BadCaseAdmin: columns, filters and bulk actions of the queues."""
+
+    action_form = QueueActionForm
+
+    @admin.display(description=_("assignee"), ordering="review__assignee__username")
+    def assignee_column(self, obj: BadCase) -> str:
+        review = _review(obj)
+        return review.assignee.get_username() if review and review.assignee else "-"
+
+    @admin.display(description=_("tags"))
+    def tags_column(self, obj: BadCase) -> SafeString | str:
+        review = _review(obj)
+        tags = list(review.tags.all()) if review else []
+        if not tags:
+            return "-"
+        return format_html_join(
+            " ", '<span class="review-tag">{}</span>', ((t.name,) for t in tags)
+        )
+
+    # Read-only pages (viewers) look the form's field names up on the admin.
+    @admin.display(description=_("assignee"))
+    def review_assignee(self, obj: BadCase) -> str:
+        return self.assignee_column(obj)
+
+    @admin.display(description=_("tags"))
+    def review_tags(self, obj: BadCase) -> SafeString | str:
+        return self.tags_column(obj)
+
+    @admin.action(description=_("Assign the selected bad cases to me"), permissions=["change"])
+    def assign_to_me(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._assign(request, queryset, request.user)
+
+    @admin.action(
+        description=_("Assign the selected bad cases to the chosen user"), permissions=["change"]
+    )
+    def assign_to_chosen(self, request: HttpRequest, queryset: QuerySet) -> None:
+        assignee = _chosen(request, "assignee")
+        if assignee is None:
+            self.message_user(request, _("Choose a staff user to assign to."), messages.WARNING)
+            return
+        self._assign(request, queryset, assignee)
+
+    @admin.action(description=_("Unassign the selected bad cases"), permissions=["change"])
+    def unassign(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._assign(request, queryset, None)
+
+    @admin.action(description=_("Add the tag to the selected bad cases"), permissions=["change"])
+    def add_tag(self, request: HttpRequest, queryset: QuerySet) -> None:
+        tag = _chosen(request, "tag")
+        if not tag:
+            self.message_user(
+                request,
+                _("Type a tag (letters, digits, - and _) to add."),
+                messages.WARNING,
+            )
+            return
+        count = bad_cases_tag(session_ids=_ids(queryset), tag=tag)
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d bad case tagged %(tag)s.", "%(count)d bad cases tagged %(tag)s.", count
+            )
+            % {"count": count, "tag": tag},
+            messages.SUCCESS,
+        )
+
+    def _assign(self, request: HttpRequest, queryset: QuerySet, assignee: Any) -> None:
+        count = bad_cases_assign(session_ids=_ids(queryset), assignee=assignee)
+        who = assignee.get_username() if assignee else _("nobody")
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d bad case assigned to %(who)s.",
+                "%(count)d bad cases assigned to %(who)s.",
+                count,
+            )
+            % {"count": count, "who": who},
+            messages.SUCCESS,
+        )
+
+
+def _chosen(request: HttpRequest, name: str) -> Any:
+    """One input of the action bar, cleaned by its field; None when missing or invalid.
+    (The admin validated the form's `action` already, against choices only it knows.)"""
+    try:
+        return _strict_fields()[name].clean(request.POST.get(name))
+    except ValidationError:
+        return None
+
+
+def _ids(queryset: QuerySet) -> list[str]:
+    return list(queryset.select_related(None).values_list("session_id", flat=True)[:ACTION_LIMIT])
+
+
+def _review(obj: BadCase) -> Any:
+    try:
+        return obj.review
+    except ObjectDoesNotExist:
+        return None
+
+
+@admin.register(ReviewTag)
+class ReviewTagAdmin(admin.ModelAdmin):
+    list_display = ("name",)
+    search_fields = ("name",)

@@ -1,0 +1,49 @@
+"""Remove old sessions that have no feedback and no case, with their facts."""
+
+import re
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+
+from diagnosis.management.commands._base import ServiceCommand
+from feedback.retention import PURGE_BATCH, sessions_purge
+
+_AGE = re.compile(r"\A(\d+)([dh])\Z")
+
+
+def parse_age(value: str) -> timedelta:
+    """ "180d" or "12h"."""
+    match = _AGE.match(value.strip())
+    if not match or int(match.group(1)) == 0:
+        raise CommandError(
+            f'--older-than wants a number of days or hours, e.g. "180d", got {value!r}'
+        )
+    number, unit = int(match.group(1)), match.group(2)
+    return timedelta(days=number) if unit == "d" else timedelta(hours=number)
+
+
+class Command(ServiceCommand):
+    help = (
+        "Remove sessions created before --older-than (e.g. 180d) that have no feedback and "
+        "no case, with their tool invocations and case searches, in short batches."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--older-than", required=True, help='an age such as "180d" or "36h"')
+        parser.add_argument("--dry-run", action="store_true", help="count, remove nothing")
+        parser.add_argument(
+            "--batch",
+            type=int,
+            default=PURGE_BATCH,
+            help=f"sessions per transaction ({PURGE_BATCH})",
+        )
+
+    def handle(
+        self, *args: Any, older_than: str, dry_run: bool, batch: int, **options: Any
+    ) -> None:
+        if batch < 1:
+            raise CommandError("--batch must be at least 1")
+        result = sessions_purge(older_than=parse_age(older_than), dry_run=dry_run, batch=batch)
+        verb = "would be removed" if dry_run else "removed"
+        self.stdout.write(f"{result.sessions} session(s) created before {result.cutoff} {verb}.")

@@ -1,0 +1,84 @@
+"""Services of the bad-case review queues: who works on which bad case, and its tags.
+
+A bad case has no review row until someone touches it; assigning or tagging one makes
+its row (state NEW), so "unassigned" is "no row, or a row without an assignee".
+"""
+
+from collections.abc import Collection, Iterable
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from feedback.models import BadCase, BadCaseReview, ReviewTag
+
+BATCH = 1000
+
+
+def _reviews_for(session_ids: Iterable[str]) -> list[str]:
+    """The ids among `session_ids` that are bad cases, each with a review row."""
+    bad = list(
+        BadCase.objects.filter(session_id__in=session_ids).values_list("session_id", flat=True)
+    )
+    # Another operator making the same row at the same moment is fine: theirs stands.
+    BadCaseReview.objects.bulk_create(
+        [BadCaseReview(session_id=sid) for sid in bad], ignore_conflicts=True
+    )
+    return bad
+
+
+def _batches(session_ids: Collection[str]) -> Iterable[list[str]]:
+    ids = list(dict.fromkeys(session_ids))
+    for start in range(0, len(ids), BATCH):
+        yield ids[start : start + BATCH]
+
+
+def bad_cases_assign(*, session_ids: Collection[str], assignee: AbstractBaseUser | None) -> int:
+    """Give the bad cases to `assignee` (None: back to the unassigned queue); returns how
+    many changed hands. Ids that are not bad cases are ignored."""
+    changed = 0
+    for batch in _batches(session_ids):
+        with transaction.atomic():
+            bad = _reviews_for(batch)
+            rows = BadCaseReview.objects.filter(session_id__in=bad)
+            # exclude() on a nullable key keeps the NULL rows: unassigned ones change too.
+            rows = (
+                rows.exclude(assignee=None) if assignee is None else rows.exclude(assignee=assignee)
+            )
+            changed += rows.update(assignee=assignee)
+    return changed
+
+
+def bad_cases_tag(*, session_ids: Collection[str], tag: str) -> int:
+    """Put `tag` on the bad cases (made when new); returns how many gained it."""
+    label, _ = ReviewTag.objects.get_or_create(name=tag)
+    through = BadCaseReview.tags.through
+    added = 0
+    for batch in _batches(session_ids):
+        with transaction.atomic():
+            bad = _reviews_for(batch)
+            already = set(
+                through.objects.filter(badcasereview_id__in=bad, reviewtag=label).values_list(
+                    "badcasereview_id", flat=True
+                )
+            )
+            new = [sid for sid in bad if sid not in already]
+            through.objects.bulk_create(
+                [through(badcasereview_id=sid, reviewtag=label) for sid in new],
+                ignore_conflicts=True,
+            )
+            added += len(new)
+    return added
+
+
+def bad_case_queue_save(
+    *, session_id: str, assignee: AbstractBaseUser | None, tags: Collection[ReviewTag]
+) -> None:
+    """The assignee and tags of one bad case, as the review form sets them."""
+    with transaction.atomic():
+        if not _reviews_for([session_id]):
+            return
+        review = BadCaseReview.objects.get(session_id=session_id)
+        if review.assignee_id != (assignee.pk if assignee else None):
+            review.assignee = assignee
+            review.save(update_fields=["assignee"])
+        review.tags.set(tags)

@@ -1,0 +1,327 @@
+/*
+ * diagnosis-feedback.js: the "was this answer useful?" widget for a chat page.
+ *
+ * One file, no build step, no dependency. Served by the service at
+ * /static/diagnosis-feedback.js.
+ *
+ *   <div id="diagnosis-feedback"></div>
+ *   <script src="https://diagnosis.example.com/static/diagnosis-feedback.js"></script>
+ *   <script>DiagnosisFeedback.mount(document.getElementById("diagnosis-feedback"),
+ *     {endpoint: "https://diagnosis.example.com/api/feedback", sessionId: "...",
+ *      token: "...", lang: "zh"});</script>
+ *
+ * `token` is the session's `feedbackToken` (from the agent's `complete` call); the page's
+ * origin must be in the service's CORS_ALLOWED_ORIGINS. No cookie is sent.
+ */
+(function (global) {
+  "use strict";
+
+  var REASONS = ["wrong_root_cause", "missing_evidence", "outdated", "not_actionable", "other"];
+  var COMMENT_MAX = 2000;
+  var CORRECTION_MAX = 10000;
+
+  var TEXT = {
+    zh: {
+      question: "这个回答有帮助吗？",
+      useful: "有用",
+      notUseful: "没用",
+      reasonLegend: "哪里不对？",
+      reasons: {
+        wrong_root_cause: "根因不对",
+        missing_evidence: "缺少证据",
+        outdated: "内容过时",
+        not_actionable: "无法执行",
+        other: "其他"
+      },
+      comment: "补充说明（可选）",
+      correction: "正确的根因或处理办法（可选）",
+      submit: "提交反馈",
+      cancel: "取消",
+      sending: "正在提交…",
+      thanks: "感谢反馈，已记录。",
+      thanksNotUseful: "感谢反馈，运维同学会复核这个回答。",
+      remaining: "还可输入 {n} 字",
+      chooseReason: "请选择一个原因。",
+      errors: {
+        forbidden: "反馈链接无效或已过期，请刷新页面后重试。",
+        throttled: "提交太频繁，请稍后再试。",
+        conflict: "这个会话暂时不能反馈。",
+        notFound: "找不到这个会话。",
+        invalid: "提交的内容有误。",
+        network: "无法连接反馈服务，请检查网络后重试。",
+        server: "反馈服务出错了，请稍后重试。"
+      },
+      retry: "重试"
+    },
+    en: {
+      question: "Was this answer useful?",
+      useful: "Useful",
+      notUseful: "Not useful",
+      reasonLegend: "What was wrong?",
+      reasons: {
+        wrong_root_cause: "Wrong root cause",
+        missing_evidence: "Missing evidence",
+        outdated: "Outdated",
+        not_actionable: "Not actionable",
+        other: "Other"
+      },
+      comment: "Comment (optional)",
+      correction: "The right root cause or fix (optional)",
+      submit: "Send feedback",
+      cancel: "Cancel",
+      sending: "Sending…",
+      thanks: "Thank you: your feedback is recorded.",
+      thanksNotUseful: "Thank you: the operations team will review this answer.",
+      remaining: "{n} characters left",
+      chooseReason: "Please choose a reason.",
+      errors: {
+        forbidden: "This feedback link is invalid or has expired. Reload the page and try again.",
+        throttled: "Too many attempts. Please wait a moment and try again.",
+        conflict: "This session cannot take feedback yet.",
+        notFound: "This session was not found.",
+        invalid: "The feedback was not accepted.",
+        network: "Could not reach the feedback service. Check your connection and try again.",
+        server: "The feedback service failed. Please try again later."
+      },
+      retry: "Try again"
+    }
+  };
+
+  var STYLE_ID = "diagnosis-feedback-style";
+  var CSS =
+    ".dfb{font:14px/1.5 system-ui,sans-serif;color:#1f2328;border:1px solid #d0d7de;" +
+    "border-radius:6px;padding:12px;max-width:36em}" +
+    ".dfb button{font:inherit;padding:4px 12px;margin:0 8px 0 0;border:1px solid #8c959f;" +
+    "border-radius:4px;background:#f6f8fa;cursor:pointer}" +
+    ".dfb button:focus-visible,.dfb input:focus-visible,.dfb textarea:focus-visible" +
+    "{outline:2px solid #0969da;outline-offset:2px}" +
+    ".dfb button[disabled]{opacity:.6;cursor:default}" +
+    ".dfb fieldset{border:0;margin:8px 0;padding:0}" +
+    ".dfb legend{font-weight:600;margin-bottom:4px}" +
+    ".dfb fieldset label{display:inline-block;margin:0 12px 4px 0}" +
+    ".dfb .dfb-field{display:block;margin:8px 0}" +
+    ".dfb textarea{display:block;width:100%;box-sizing:border-box;font:inherit;margin-top:4px}" +
+    ".dfb .dfb-count{color:#57606a;font-size:12px}" +
+    ".dfb .dfb-status{margin-top:8px}" +
+    ".dfb .dfb-success{color:#1a7f37}" +
+    ".dfb .dfb-error{color:#cf222e}";
+
+  function addStyle(doc) {
+    if (doc.getElementById(STYLE_ID)) return;
+    var style = doc.createElement("style");
+    style.id = STYLE_ID;
+    style.textContent = CSS;
+    (doc.head || doc.documentElement).appendChild(style);
+  }
+
+  function el(doc, tag, attrs, children) {
+    var node = doc.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      if (name === "text") node.textContent = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    });
+    (children || []).forEach(function (child) {
+      node.appendChild(child);
+    });
+    return node;
+  }
+
+  function errorKind(status) {
+    if (status === 401 || status === 403) return "forbidden";
+    if (status === 429) return "throttled";
+    if (status === 409) return "conflict";
+    if (status === 404) return "notFound";
+    if (status === 400 || status === 413) return "invalid";
+    return "server";
+  }
+
+  var counter = 0;
+
+  function mount(element, options) {
+    if (!element || !element.ownerDocument) {
+      throw new Error("DiagnosisFeedback.mount: an element is required");
+    }
+    options = options || {};
+    ["endpoint", "sessionId", "token"].forEach(function (name) {
+      if (!options[name]) throw new Error("DiagnosisFeedback.mount: options." + name + " is required");
+    });
+    var lang = String(options.lang || "zh").toLowerCase().indexOf("en") === 0 ? "en" : "zh";
+    var t = TEXT[lang];
+    var doc = element.ownerDocument;
+    var id = "dfb-" + ++counter;
+    addStyle(doc);
+
+    var question = el(doc, "p", { id: id + "-q", text: t.question });
+    var usefulButton = el(doc, "button", { type: "button", "data-feedback": "useful", text: t.useful });
+    var notUsefulButton = el(doc, "button", {
+      type: "button",
+      "data-feedback": "not_useful",
+      "aria-expanded": "false",
+      "aria-controls": id + "-form",
+      text: t.notUseful
+    });
+    var choice = el(doc, "div", {}, [usefulButton, notUsefulButton]);
+
+    // The "not useful" details: reasons, comment, correction.
+    var radios = REASONS.map(function (reason) {
+      var input = el(doc, "input", { type: "radio", name: id + "-reason", value: reason });
+      return el(doc, "label", {}, [input, doc.createTextNode(" " + t.reasons[reason])]);
+    });
+    var reasons = el(doc, "fieldset", {}, [el(doc, "legend", { text: t.reasonLegend })].concat(radios));
+    function textBox(name, label, max) {
+      var area = el(doc, "textarea", { id: id + "-" + name, name: name, rows: "3", maxlength: String(max) });
+      var count = el(doc, "span", { class: "dfb-count", "aria-live": "polite" });
+      function update() {
+        count.textContent = t.remaining.replace("{n}", String(max - area.value.length));
+      }
+      area.addEventListener("input", update);
+      update();
+      var wrapper = el(doc, "label", { class: "dfb-field", for: id + "-" + name }, [
+        doc.createTextNode(label),
+        area
+      ]);
+      return { node: el(doc, "div", {}, [wrapper, count]), area: area };
+    }
+    var comment = textBox("comment", t.comment, COMMENT_MAX);
+    var correction = textBox("correction", t.correction, CORRECTION_MAX);
+    var submitButton = el(doc, "button", { type: "submit", text: t.submit });
+    var cancelButton = el(doc, "button", { type: "button", text: t.cancel });
+    var form = el(doc, "form", { id: id + "-form", hidden: "hidden", novalidate: "novalidate" }, [
+      reasons,
+      comment.node,
+      correction.node,
+      el(doc, "div", {}, [submitButton, cancelButton])
+    ]);
+
+    var status = el(doc, "div", { class: "dfb-status", role: "status", "aria-live": "polite", tabindex: "-1" });
+    var root = el(doc, "div", { class: "dfb", role: "group", "aria-labelledby": id + "-q", lang: lang === "zh" ? "zh-CN" : "en" }, [
+      question,
+      choice,
+      form,
+      status
+    ]);
+    element.innerHTML = "";
+    element.appendChild(root);
+
+    var busy = false;
+    var lastBody = null;
+
+    function setBusy(value) {
+      busy = value;
+      root.setAttribute("aria-busy", value ? "true" : "false");
+      [usefulButton, notUsefulButton, submitButton, cancelButton].forEach(function (b) {
+        b.disabled = value;
+      });
+    }
+
+    function show(kind, message, withRetry) {
+      status.className = "dfb-status" + (kind ? " dfb-" + kind : "");
+      status.setAttribute("role", kind === "error" ? "alert" : "status");
+      status.textContent = message;
+      if (withRetry) {
+        var retry = el(doc, "button", { type: "button", text: t.retry });
+        retry.style.marginLeft = "8px";
+        retry.addEventListener("click", function () {
+          send(lastBody);
+        });
+        status.appendChild(retry);
+      }
+    }
+
+    function openForm(open) {
+      form.hidden = !open;
+      notUsefulButton.setAttribute("aria-expanded", open ? "true" : "false");
+      if (open) radios[0].querySelector("input").focus();
+      else notUsefulButton.focus();
+    }
+
+    function finished(feedback) {
+      choice.hidden = true;
+      form.hidden = true;
+      show("success", feedback === "useful" ? t.thanks : t.thanksNotUseful);
+      status.focus();
+      if (typeof options.onSuccess === "function") options.onSuccess(feedback);
+    }
+
+    function failed(kind, serverMessage) {
+      // Chinese pages show the service's own words (they are Chinese); English pages
+      // their translation by kind.
+      var message = t.errors[kind];
+      if (lang === "zh" && serverMessage) message = serverMessage;
+      show("error", message, kind !== "forbidden" && kind !== "invalid" && kind !== "notFound");
+      if (typeof options.onError === "function") options.onError(kind, serverMessage);
+    }
+
+    function send(body) {
+      if (busy) return;
+      lastBody = body;
+      setBusy(true);
+      show("", t.sending);
+      global
+        .fetch(options.endpoint, {
+          method: "POST",
+          mode: "cors",
+          credentials: "omit",
+          headers: {
+            "Content-Type": "application/json",
+            Authorization: "Feedback " + options.token
+          },
+          body: JSON.stringify(body)
+        })
+        .then(
+          function (response) {
+            return response
+              .json()
+              .catch(function () {
+                return null;
+              })
+              .then(function (data) {
+                setBusy(false);
+                if (response.ok && data && data.success) finished(body.feedback);
+                else failed(errorKind(response.status), data && data.message);
+              });
+          },
+          function () {
+            setBusy(false);
+            failed("network");
+          }
+        );
+    }
+
+    usefulButton.addEventListener("click", function () {
+      form.hidden = true;
+      send({ sessionId: options.sessionId, feedback: "useful" });
+    });
+    notUsefulButton.addEventListener("click", function () {
+      openForm(form.hidden);
+    });
+    cancelButton.addEventListener("click", function () {
+      openForm(false);
+    });
+    form.addEventListener("keydown", function (event) {
+      if (event.key === "Escape") openForm(false);
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var chosen = form.querySelector("input[type=radio]:checked");
+      if (!chosen) {
+        show("error", t.chooseReason);
+        radios[0].querySelector("input").focus();
+        return;
+      }
+      var body = { sessionId: options.sessionId, feedback: "not_useful", reason: chosen.value };
+      if (comment.area.value.trim()) body.comment = comment.area.value;
+      if (correction.area.value.trim()) body.correction = correction.area.value;
+      send(body);
+    });
+
+    return {
+      element: root,
+      unmount: function () {
+        element.innerHTML = "";
+      }
+    };
+  }
+
+  global.DiagnosisFeedback = { mount: mount, version: "1" };
+})(typeof window !== "undefined" ? window : this);

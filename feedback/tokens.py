@@ -1,0 +1,174 @@
+"""`Authorization: Feedback <token>` on POST /api/feedback: the browser's credential.
+
+The token (diagnosis/feedback_tokens.py) names one session; the view refuses it for any
+other. Requests with a token are rate-limited per token and per client address, on top of
+nothing else: a page has no API key to count by.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from diagnosis.apikeys import KEYWORD as API_KEY_KEYWORD
+from diagnosis.feedback_tokens import (
+    FeedbackTokenExpired,
+    FeedbackTokenInvalid,
+    feedback_token_session,
+)
+from diagnosis.models import ApiKey, ApiPermission
+from feedback.serializers import CREDENTIAL_IN_BODY, TOKEN_BODY_KEYS
+
+KEYWORD = "Feedback"
+FORGED = "反馈令牌无效"
+EXPIRED = "反馈令牌已过期，请刷新页面后重试"
+OTHER_SESSION = "该反馈令牌不属于此会话"
+BOTH_CREDENTIALS = "只能使用一种凭据：Authorization: Feedback <token> 或 Api-Key <key>"
+KEY_NOT_ALLOWED = "该 API Key 无权提交反馈"
+
+
+class TokenRefused(exceptions.PermissionDenied):
+    """403 with our own words: the contract's body keeps the message as given."""
+
+    default_code = "feedback_token_refused"
+
+
+class TwoCredentials(exceptions.ParseError):
+    default_code = "two_credentials"
+
+
+@dataclass(frozen=True)
+class FeedbackToken:
+    """A verified token: who may rate which session (request.auth)."""
+
+    token: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class TokenHolder:
+    """The reader holding a token (request.user); not a Django user."""
+
+    session_id: str
+    is_authenticated: bool = True
+    is_anonymous: bool = False
+
+    def __str__(self) -> str:
+        return f"feedback-token:{self.session_id}"
+
+
+def _schemes(header: str) -> set[str]:
+    # Two Authorization headers reach Django joined by a comma.
+    return {part.strip().partition(" ")[0].lower() for part in header.split(",") if part.strip()}
+
+
+class FeedbackTokenAuthentication(BaseAuthentication):
+    """Takes `Feedback <token>`; leaves every other header to the API-key check."""
+
+    def authenticate(self, request: Request) -> tuple[TokenHolder, FeedbackToken] | None:
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        schemes = _schemes(header)
+        if KEYWORD.lower() not in schemes:
+            return None
+        if len(schemes) > 1 or "," in header:
+            raise TwoCredentials(BOTH_CREDENTIALS)
+        token = header.strip().partition(" ")[2].strip()
+        try:
+            session_id = feedback_token_session(token=token)
+        except FeedbackTokenExpired:
+            raise TokenRefused(EXPIRED) from None
+        except FeedbackTokenInvalid:
+            raise TokenRefused(FORGED) from None
+        return TokenHolder(session_id), FeedbackToken(token=token, session_id=session_id)
+
+    def authenticate_header(self, request: Request) -> str:
+        return API_KEY_KEYWORD
+
+
+class KeyOrTokenMayGiveFeedback(BasePermission):
+    """A key whose scope allows feedback, or a valid token (checked against the body's
+    sessionId by the view, once the body is validated)."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if isinstance(request.auth, FeedbackToken):
+            return True
+        if not isinstance(request.auth, ApiKey):
+            if _token_in_body(request):
+                raise TwoCredentials(CREDENTIAL_IN_BODY)
+            raise exceptions.NotAuthenticated(
+                f"缺少请求头 'Authorization: {API_KEY_KEYWORD} <key>' 或 '{KEYWORD} <token>'"
+            )
+        if not request.auth.allows(ApiPermission.FEEDBACK):
+            raise exceptions.PermissionDenied(KEY_NOT_ALLOWED)
+        return True
+
+
+def _token_in_body(request: Request) -> bool:
+    """A page that put its token in the body instead of the header: say so, rather than
+    ask for a key it does not have."""
+    try:
+        data = request.data
+    except exceptions.APIException:  # not JSON, or not parseable: no token there
+        return False
+    return isinstance(data, dict) and any(key in data for key in TOKEN_BODY_KEYS)
+
+
+def check_token_session(request: Request, session_id: str) -> None:
+    """A token rates its own session only."""
+    if isinstance(request.auth, FeedbackToken) and request.auth.session_id != session_id:
+        raise TokenRefused(OTHER_SESSION)
+
+
+class FeedbackTokenThrottle(SimpleRateThrottle):
+    """Per token: one reader clicking, not a script replaying a leaked token."""
+
+    scope = "feedback-token"
+
+    def get_rate(self) -> str | None:
+        return settings.FEEDBACK_TOKEN_RATE_LIMIT
+
+    def get_cache_key(self, request: Request, view: object) -> str | None:
+        if not isinstance(request.auth, FeedbackToken):
+            return None
+        # The signature part identifies the token and is short.
+        return self.cache_format % {
+            "scope": self.scope,
+            "ident": request.auth.token.rpartition(":")[2],
+        }
+
+
+class FeedbackAddressThrottle(SimpleRateThrottle):
+    """Per client address, for token requests: many tokens from one place."""
+
+    scope = "feedback-address"
+
+    def get_rate(self) -> str | None:
+        return settings.FEEDBACK_ADDRESS_RATE_LIMIT
+
+    def get_cache_key(self, request: Request, view: object) -> str | None:
+        if not isinstance(request.auth, FeedbackToken):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class FeedbackTokenScheme(OpenApiAuthenticationExtension):
+    """The token in the OpenAPI schema, beside the API key."""
+
+    target_class = "feedback.tokens.FeedbackTokenAuthentication"
+    name = "FeedbackToken"
+
+    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": (
+                "`Feedback <token>`: the session's `feedbackToken` (from `complete`), for "
+                "POST /api/feedback of that session only."
+            ),
+        }

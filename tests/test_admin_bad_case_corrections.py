@@ -1,0 +1,120 @@
+"""The bad-case review shows what readers said, and turns a correction into a case."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.test import Client
+
+from caselibrary.models import CaseLibrary
+from tests.factories import (
+    CaseLibraryFactory,
+    DiagnosisSessionFactory,
+    FeedbackEntryFactory,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
+
+LIST = "/admin/feedback/badcase/"
+
+
+def text(response) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(response.content.decode().split())
+
+
+def create_case(client, *sessions):  # type: ignore[no-untyped-def]
+    return client.post(
+        LIST,
+        {
+            "action": "create_case_from_correction",
+            "_selected_action": [s.pk for s in sessions],
+            "index": 0,
+        },
+        follow=True,
+    )
+
+
+def test_the_review_page_shows_reason_comment_and_correction_newest_first(admin_client) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+    FeedbackEntryFactory(session=session, reason="outdated", comment="早先的评论", correction="")
+    FeedbackEntryFactory(session=session, correction="主从延迟，不是连接池")
+
+    page = text(admin_client.get(f"{LIST}{session.pk}/change/"))
+
+    assert "What readers said" in page
+    assert "Wrong root cause" in page and "Outdated" in page
+    assert "主从延迟，不是连接池" in page and "早先的评论" in page
+    assert page.index("主从延迟，不是连接池") < page.index("早先的评论")
+    assert "Feedback token" in page
+
+
+def test_a_bad_case_without_words_says_so(admin_client) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+
+    page = text(admin_client.get(f"{LIST}{session.pk}/change/"))
+
+    assert "no reason, comment or correction given" in page
+
+
+def test_create_case_from_correction_makes_a_manual_case_linked_to_the_session(
+    admin_client,
+) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True, query="主库 QPS 暴涨")
+    FeedbackEntryFactory(session=session, correction="旧的更正")
+    FeedbackEntryFactory(session=session, correction="  慢查询打满了主库，加索引  ")
+
+    page = text(create_case(admin_client, session))
+
+    assert "1 case created from a correction." in page
+    case = CaseLibrary.objects.get()
+    assert (case.source_type, case.diagnosis_id, case.title, case.root_cause) == (
+        "MANUAL",
+        "bad-1",
+        "主库 QPS 暴涨",
+        "慢查询打满了主库，加索引",
+    )
+    assert case.created_by == "admin"
+
+
+def test_a_session_without_a_correction_or_with_a_case_is_reported_not_changed(
+    admin_client,
+) -> None:
+    silent = DiagnosisSessionFactory(session_id="bad-silent", not_useful=True)
+    FeedbackEntryFactory(session=silent, correction="")
+    cased = DiagnosisSessionFactory(session_id="bad-cased", not_useful=True)
+    FeedbackEntryFactory(session=cased)
+    CaseLibraryFactory(diagnosis_id="bad-cased")
+
+    page = text(create_case(admin_client, silent, cased))
+
+    assert "No reader sent a correction for this session. (bad-silent)" in page
+    assert "This session already has a case: edit that case instead. (bad-cased)" in page
+    assert CaseLibrary.objects.count() == 1
+
+
+def test_only_staff_who_may_add_cases_see_the_action(db) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+    FeedbackEntryFactory(session=session)
+    user = get_user_model().objects.create_user("ops.reader", is_staff=True)
+    user.user_permissions.set(
+        Permission.objects.filter(codename__in=["view_badcase", "change_badcase"])
+    )
+    client = Client()
+    client.force_login(user)
+
+    assert "create_case_from_correction" not in client.get(LIST).content.decode()
+    create_case(client, session)
+    assert not CaseLibrary.objects.exists()
+
+    user.user_permissions.add(Permission.objects.get(codename="add_caselibrary"))
+    assert "create_case_from_correction" in client.get(LIST).content.decode()
+
+
+def test_the_review_speaks_chinese_by_default(admin_client, settings) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+    FeedbackEntryFactory(session=session, reason="not_actionable")
+
+    page = text(admin_client.get(f"{LIST}{session.pk}/change/"))
+
+    assert "用户反馈的内容" in page and "无法执行" in page and "反馈令牌" in page
+    assert "用用户的更正创建案例" in text(admin_client.get(LIST))

@@ -1,0 +1,129 @@
+"""The admin's "Import cases" page."""
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from caselibrary.models import CaseLibrary
+from tests.factories import FaultCategoryFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
+
+URL = "/admin/caselibrary/caselibrary/import/"
+ROW = {"title": "DNS 解析超时", "rootCause": "CoreDNS 副本不足", "solution": "扩容 CoreDNS"}
+
+
+@pytest.fixture(autouse=True)
+def _taxonomy() -> None:
+    FaultCategoryFactory(code="GENERAL")
+
+
+def upload(name: str, content: bytes, **extra: object) -> dict:
+    return {"file": SimpleUploadedFile(name, content), **extra}
+
+
+def text(response) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(response.content.decode().split())
+
+
+def test_the_case_list_links_the_import_page(admin_client) -> None:
+    assert URL in admin_client.get("/admin/caselibrary/caselibrary/").content.decode()
+    assert admin_client.get(URL).status_code == 200
+
+
+def test_uploading_a_jsonl_file_imports_it_once(admin_client) -> None:
+    content = (json.dumps(ROW, ensure_ascii=False) + "\n").encode()
+
+    first = admin_client.post(URL, upload("cases.jsonl", content), follow=True)
+    again = admin_client.post(URL, upload("cases.jsonl", content), follow=True)
+
+    assert "1 case(s) created, 0 updated, 0 unchanged." in text(first)
+    assert "0 case(s) created, 0 updated, 1 unchanged." in text(again)
+    case = CaseLibrary.objects.get()
+    assert (case.title, case.source_type, case.created_by) == ("DNS 解析超时", "MANUAL", "admin")
+
+
+def test_a_dry_run_upload_writes_nothing(admin_client) -> None:
+    content = (json.dumps(ROW, ensure_ascii=False) + "\n").encode()
+
+    response = admin_client.post(URL, upload("cases.jsonl", content, dry_run="on"), follow=True)
+
+    assert "Dry run: 1 case(s) would be created" in text(response)
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_bad_row_is_shown_with_its_line_and_nothing_is_written(admin_client) -> None:
+    content = b"title,rootCause,solution\nok,ok,ok\n=1+1,x,y\n"
+
+    response = admin_client.post(URL, upload("cases.csv", content))
+
+    assert response.status_code == 400
+    assert "cases.csv:3: title looks like a spreadsheet formula" in text(response)
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_file_of_another_kind_is_refused(admin_client) -> None:
+    response = admin_client.post(URL, upload("cases.xlsx", b"PK\x03\x04"))
+
+    assert "Upload a .jsonl, .csv or .md file." in text(response)
+
+
+def test_a_100_mb_upload_is_refused_before_it_is_read(admin_client) -> None:
+    big = b'{"title": "x", "rootCause": "y", "solution": "z"}\n' * (100 * 2**20 // 50)
+
+    response = admin_client.post(URL, upload("cases.jsonl", big))
+
+    assert response.status_code == 413
+    assert "The file is too large: the limit is 10 MB." in text(response)
+    assert not CaseLibrary.objects.exists()
+
+
+@pytest.mark.parametrize(("group", "allowed"), [("curator", True), ("reviewer", False)])
+def test_only_curators_may_import(group, allowed) -> None:
+    user = get_user_model().objects.create_user(f"ops.{group}", is_staff=True)
+    user.groups.add(Group.objects.get(name=group))
+    client = Client()
+    client.force_login(user)
+    content = (json.dumps(ROW, ensure_ascii=False) + "\n").encode()
+
+    response = client.post(URL, upload("cases.jsonl", content))
+
+    assert (response.status_code == 302) is allowed
+    assert CaseLibrary.objects.exists() is allowed
+
+
+def test_the_upload_still_needs_the_csrf_token(admin_user) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    content = (json.dumps(ROW, ensure_ascii=False) + "\n").encode()
+
+    response = client.post(URL, upload("cases.jsonl", content))
+
+    assert response.status_code == 403
+    assert not CaseLibrary.objects.exists()
+
+
+def test_uploading_a_markdown_runbook_makes_its_case(admin_client) -> None:
+    from tests.processes import ROOT
+
+    runbook = ROOT / "tests" / "import_runbooks" / "jvm-old-gen-filling-up.md"
+
+    response = admin_client.post(URL, upload(runbook.name, runbook.read_bytes()), follow=True)
+
+    assert "1 case(s) created" in text(response)
+    case = CaseLibrary.objects.get()
+    assert (case.title, case.error_code) == (
+        "JVM 老年代持续上涨、Full GC 频繁：JvmMemoryFillingUp",
+        "JvmMemoryFillingUp",
+    )
+
+
+def test_a_runbook_without_a_heading_is_refused_with_its_line(admin_client) -> None:
+    response = admin_client.post(URL, upload("notes.md", "\n\n只是笔记\n".encode()))
+
+    assert response.status_code == 400
+    assert "notes.md:3: no title" in text(response)

@@ -1,0 +1,202 @@
+"""The feedback widget in a real browser: a chat page on another origin runs the README's
+three lines, a reader rates an answer with the keyboard, and the bad-case review in the
+admin shows what they said. Screenshots go to artifacts/screenshots/."""
+
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.core.cache import cache
+from playwright.sync_api import Page, expect
+
+from diagnosis.feedback_tokens import feedback_token_for
+from diagnosis.models import DiagnosisSession
+from feedback.models import FeedbackEntry
+from tests.factories import DiagnosisSessionFactory
+from tests.processes import ROOT
+from tests.test_admin_browser import browser, finish, log_in, operator  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+
+def readme_widget_lines() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- widget -->\n```html\n(.*?)```\n<!-- /widget -->", readme, re.S)
+    assert block, "README.md lost its widget lines"
+    lines = block.group(1)
+    assert len(lines.strip().splitlines()) == 3
+    return lines
+
+
+class ChatPage:
+    """A page of another origin (another host and port than the service's)."""
+
+    def __init__(self) -> None:
+        self.html = ""
+        page = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = page.html.encode("utf-8")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def show(self, *, service: str, session_id: str, token: str, lang: str = "zh") -> None:
+        lines = (
+            readme_widget_lines()
+            .replace("https://diagnosis.example.com", service)
+            .replace('"walk-1"', f'"{session_id}"')
+            .replace("FEEDBACK_TOKEN", token)
+            .replace('lang: "zh"', f'lang: "{lang}"')
+        )
+        self.html = (
+            '<!doctype html><html><head><meta charset="utf-8"><title>Chat</title></head>'
+            f"<body><h1>order-service 504</h1><p>根因：连接池耗尽。</p>{lines}</body></html>"
+        )
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def chat_page(live_server, settings) -> Iterator[ChatPage]:  # type: ignore[no-untyped-def]
+    page = ChatPage()
+    assert page.origin != live_server.url
+    settings.CORS_ALLOWED_ORIGINS = [page.origin]
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    cache.clear()
+    yield page
+    page.close()
+
+
+def open_chat(browser, chat_page: ChatPage) -> Page:  # type: ignore[no-untyped-def]  # noqa: F811
+    context = browser.new_context(locale="zh-CN", viewport={"width": 900, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(chat_page.origin + "/")
+    return page
+
+
+def test_a_reader_on_another_origin_rates_not_useful_and_the_review_shows_it(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+    operator,  # noqa: F811
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-1", succeeded=True, query="order-service 504")
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-1",
+        token=feedback_token_for(session_id="widget-1"),
+    )
+    page = open_chat(browser, chat_page)
+
+    # Keyboard only: open the details, choose the first reason, write, send.
+    page.get_by_role("button", name="没用").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("radio", name="根因不对")).to_be_focused()
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("补充说明（可选）")).to_be_focused()
+    page.keyboard.type("连接池没满，是 DNS 解析超时")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("正确的根因或处理办法（可选）")).to_be_focused()
+    page.keyboard.type("CoreDNS 副本不足导致解析超时，扩容 CoreDNS 到 4 副本")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="提交反馈")).to_be_focused()
+    page.keyboard.press("Enter")
+
+    expect(page.get_by_role("status")).to_have_text("感谢反馈，运维同学会复核这个回答。")
+    expect(page.get_by_role("status")).to_be_focused()
+    finish(page, "feedback-widget-sent")
+
+    session = DiagnosisSession.objects.get(session_id="widget-1")
+    assert session.feedback == "not_useful"
+    entry = FeedbackEntry.objects.get()
+    assert (entry.reason, entry.channel) == ("wrong_root_cause", "token")
+
+    admin = log_in(browser, live_server, operator)
+    admin.goto(f"{live_server.url}/admin/feedback/badcase/{session.pk}/change/")
+    history = admin.locator("table.feedback-history")
+    expect(history.locator("td.feedback-reason")).to_have_text("Wrong root cause")
+    expect(history.locator("td.feedback-comment")).to_have_text("连接池没满，是 DNS 解析超时")
+    expect(history.locator("td.feedback-correction")).to_have_text(
+        "CoreDNS 副本不足导致解析超时，扩容 CoreDNS 到 4 副本"
+    )
+    finish(admin, "feedback-widget-review")
+
+
+@pytest.mark.parametrize(
+    ("lang", "message"),
+    [
+        ("zh", "反馈令牌无效"),
+        ("en", "This feedback link is invalid or has expired. Reload the page and try again."),
+    ],
+)
+def test_a_forged_token_fails_in_the_widget_with_a_clear_message(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+    lang,
+    message,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-2", succeeded=True)
+    forged = feedback_token_for(session_id="widget-2")[:-4] + "AAAA"
+    chat_page.show(service=live_server.url, session_id="widget-2", token=forged, lang=lang)
+    page = open_chat(browser, chat_page)
+
+    page.locator("button[data-feedback=useful]").click()
+
+    expect(page.get_by_role("alert")).to_have_text(message)
+    finish(page, f"feedback-widget-forged-{lang}")
+    assert DiagnosisSession.objects.get(session_id="widget-2").feedback is None
+
+
+def test_the_widget_says_so_when_the_page_origin_is_not_allowed(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+    settings,
+) -> None:
+    settings.CORS_ALLOWED_ORIGINS = []
+    DiagnosisSessionFactory(session_id="widget-3", succeeded=True)
+    token = feedback_token_for(session_id="widget-3")
+    chat_page.show(service=live_server.url, session_id="widget-3", token=token, lang="en")
+    page = open_chat(browser, chat_page)
+
+    page.get_by_role("button", name="Useful", exact=True).click()
+
+    expect(page.get_by_role("alert")).to_contain_text("Could not reach the feedback service.")
+    finish(page, "feedback-widget-origin-refused")
+    assert DiagnosisSession.objects.get(session_id="widget-3").feedback is None
+
+
+def test_the_demo_page_in_docs_mounts_the_widget_and_rates_useful(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="demo-1", succeeded=True)
+    chat_page.html = (ROOT / "docs" / "feedback-widget.html").read_text(encoding="utf-8")
+    token = feedback_token_for(session_id="demo-1")
+    page = open_chat(browser, chat_page)
+    page.goto(f"{chat_page.origin}/?service={live_server.url}&session=demo-1&token={token}&lang=en")
+
+    page.get_by_role("button", name="Useful", exact=True).click()
+
+    expect(page.get_by_role("status")).to_have_text("Thank you: your feedback is recorded.")
+    finish(page, "feedback-widget-demo")
+    assert DiagnosisSession.objects.get(session_id="demo-1").feedback == "useful"

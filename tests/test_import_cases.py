@@ -1,0 +1,241 @@
+"""import_cases and export_cases: JSONL and CSV with the API's case fields."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from caselibrary.models import CaseImportSource, CaseLibrary
+from tests.factories import CaseLibraryFactory, FaultCategoryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _taxonomy() -> None:
+    for code in ("GENERAL", "DATABASE", "NETWORK"):
+        FaultCategoryFactory(code=code)
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_cases", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def failing(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_cases", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def jsonl(path: Path, *rows: dict) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    return path
+
+
+ROW = {
+    "title": "MySQL 主从延迟导致读到旧数据",
+    "rootCause": "从库 IO 线程落后，Seconds_Behind_Master 持续 > 300",
+    "solution": "1. 检查大事务\n2. 开启并行复制",
+    "faultCategory": "DATABASE",
+    "errorCode": "ERROR 1205",
+}
+
+
+def test_a_jsonl_file_makes_one_manual_case_per_row(tmp_path) -> None:
+    path = jsonl(tmp_path / "cases.jsonl", ROW, {**ROW, "title": "另一个", "errorCode": None})
+
+    out, _ = run(str(path))
+
+    assert "2 case(s) were created, 0 updated, 0 unchanged, 0 file(s) skipped" in out
+    case = CaseLibrary.objects.get(title=ROW["title"])
+    assert (case.source_type, case.fault_category, case.error_code, case.created_by) == (
+        "MANUAL",
+        "DATABASE",
+        "ERROR 1205",
+        "import",
+    )
+    assert case.solution == ROW["solution"]
+    assert CaseImportSource.objects.get(case=case).source_path == "cases.jsonl"
+
+
+def test_importing_the_same_file_again_changes_nothing(tmp_path) -> None:
+    path = jsonl(tmp_path / "cases.jsonl", ROW)
+    run(str(path))
+    before = list(CaseLibrary.objects.values())
+
+    out, _ = run(str(path))
+
+    assert "0 case(s) were created, 0 updated, 1 unchanged" in out
+    assert list(CaseLibrary.objects.values()) == before
+
+
+def test_dry_run_counts_and_writes_nothing(tmp_path) -> None:
+    path = jsonl(tmp_path / "cases.jsonl", ROW, {**ROW, "title": "第二个"})
+
+    out, _ = run(str(path), "--dry-run")
+
+    assert "2 case(s) would be created" in out
+    assert not CaseLibrary.objects.exists() and not CaseImportSource.objects.exists()
+
+
+def test_a_bad_row_is_reported_with_file_and_line_and_the_file_is_not_imported(tmp_path) -> None:
+    good = jsonl(tmp_path / "a-good.jsonl", ROW)
+    path = tmp_path / "b-bad.jsonl"
+    path.write_text(
+        json.dumps(ROW, ensure_ascii=False)
+        + "\n\n"
+        + json.dumps({**ROW, "title": "第二个", "faultCategory": "NOPE"})
+        + "\n",
+        "utf-8",
+    )
+
+    out, err = failing(str(tmp_path))
+
+    assert 'skipped b-bad.jsonl:3: faultCategory "NOPE" is not in the taxonomy' in err
+    assert "1 case(s) were created, 0 updated, 0 unchanged, 1 file(s) skipped" in out
+    assert list(CaseLibrary.objects.values_list("title", flat=True)) == [ROW["title"]]
+    assert good.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "cases.jsonl:1: not valid JSON"),
+        ("[1, 2]", "cases.jsonl:1: each line must be a JSON object"),
+        (json.dumps({**ROW, "title": " "}), "cases.jsonl:1: title is missing or blank"),
+        (json.dumps({**ROW, "title": "x" * 256}), "title is longer than 255 characters"),
+        (json.dumps({**ROW, "colour": "red"}), "cases.jsonl:1: unknown field(s): colour"),
+        (json.dumps({**ROW, "caseId": "nope"}), "cases.jsonl:1: caseId is not a UUID"),
+        (json.dumps({**ROW, "solution": 3}), "cases.jsonl:1: solution must be a string"),
+        (json.dumps({**ROW, "sourceType": "X"}), "sourceType must be one of AUTO, MANUAL"),
+    ],
+)
+def test_each_bad_row_says_what_is_wrong(tmp_path, line, message) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(line + "\n", "utf-8")
+
+    _, err = failing(str(path))
+
+    assert message in err
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_file_in_another_encoding_is_reported(tmp_path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_bytes("title,rootCause,solution\n磁盘满,日志,清理\n".encode("gbk"))
+
+    _, err = failing(str(path))
+
+    assert "cases.csv:2: not UTF-8 text (byte 0xb4 at offset 25); save the file as UTF-8" in err
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_csv_file_with_the_api_fields(tmp_path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(
+        "title,rootCause,solution,faultCategory,errorCode\n"
+        '交换机端口 flapping,"光模块老化\n导致链路抖动",- 更换光模块,NETWORK,\n'
+        "Redis 连接超时,maxclients 打满,调大 maxclients,,\n",
+        "utf-8",
+    )
+
+    out, _ = run(str(path))
+
+    assert "2 case(s) were created" in out
+    flapping = CaseLibrary.objects.get(title="交换机端口 flapping")
+    assert (flapping.root_cause, flapping.solution, flapping.fault_category) == (
+        "光模块老化\n导致链路抖动",
+        "- 更换光模块",
+        "NETWORK",
+    )
+    assert flapping.error_code is None
+    assert CaseLibrary.objects.get(title="Redis 连接超时").fault_category == "GENERAL"
+
+
+@pytest.mark.parametrize(
+    "cell", ['=HYPERLINK("http://x")', "+1+2", "@SUM(A1)", "-2+3+cmd|' /C calc'!A0"]
+)
+def test_a_csv_cell_that_looks_like_a_formula_is_refused(tmp_path, cell) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(
+        'title,rootCause,solution\nok,ok,ok\n"' + cell.replace('"', '""') + '",x,y\n', "utf-8"
+    )
+
+    _, err = failing(str(path))
+
+    assert "cases.csv:3: title looks like a spreadsheet formula" in err
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_formula_kept_as_text_with_a_leading_apostrophe(tmp_path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text("title,rootCause,solution\n'=A1 在告警里出现,x,y\n", "utf-8")
+
+    run(str(path))
+
+    assert CaseLibrary.objects.get().title == "=A1 在告警里出现"
+
+
+def test_a_csv_with_an_unknown_column_is_refused(tmp_path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text("title,rootCause,solution,severity\na,b,c,high\n", "utf-8")
+
+    _, err = failing(str(path))
+
+    assert "cases.csv:1: unknown column(s): severity" in err
+
+
+def test_a_path_that_does_not_exist_is_one_clear_line(tmp_path) -> None:
+    with pytest.raises(CommandError, match="no such file or folder"):
+        call_command("import_cases", str(tmp_path / "nope"))
+
+
+def test_export_then_import_reads_back_unchanged(tmp_path) -> None:
+    CaseLibraryFactory(title="自动案例", source_type="AUTO", diagnosis_id="sess-1")
+    CaseLibraryFactory(title="人工案例", error_code="ORA-00060", fault_category="DATABASE")
+    exported = tmp_path / "cases.jsonl"
+    call_command("export_cases", "--output", str(exported), stdout=io.StringIO())
+    before = sorted(CaseLibrary.objects.values(), key=lambda c: c["case_id"])
+
+    out, _ = run(str(exported))
+
+    assert "0 case(s) were created, 0 updated, 2 unchanged" in out
+    assert sorted(CaseLibrary.objects.values(), key=lambda c: c["case_id"]) == before
+
+    # Into an empty library: the same cases, ids and all.
+    CaseLibrary.objects.all().delete()
+    run(str(exported))
+    fields = ("case_id", "diagnosis_id", "source_type", "fault_category", "error_code")
+    fields += ("title", "root_cause", "solution", "created_by")
+    assert sorted(CaseLibrary.objects.values_list(*fields)) == sorted(
+        tuple(c[f] for f in fields) for c in before
+    )
+    lines = exported.read_text("utf-8").splitlines()
+    assert [json.loads(line)["title"] for line in lines] == ["自动案例", "人工案例"]
+
+
+def test_a_row_with_a_case_id_updates_that_case(tmp_path) -> None:
+    case = CaseLibraryFactory(title="旧标题")
+    path = jsonl(tmp_path / "cases.jsonl", {**ROW, "caseId": case.case_id})
+
+    out, _ = run(str(path))
+
+    assert "0 case(s) were created, 1 updated" in out
+    case.refresh_from_db()
+    assert (case.title, case.updated_by) == (ROW["title"], "import")
+
+
+def test_a_row_whose_session_already_has_a_case_is_reported(tmp_path) -> None:
+    CaseLibraryFactory(diagnosis_id="sess-9")
+    path = jsonl(tmp_path / "cases.jsonl", ROW, {**ROW, "title": "b", "sessionId": "sess-9"})
+
+    _, err = failing(str(path))
+
+    assert "cases.jsonl:2: another case has this sessionId or source" in err
+    assert CaseLibrary.objects.count() == 1
