@@ -25,7 +25,12 @@ from caselibrary.embedding import EmbeddingUnavailable, embed_query
 from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
 from caselibrary.models import CaseLibrary, CaseMerge, CasePassage, CaseSearchKey
 from caselibrary.search_anchors import baseline
-from caselibrary.search_backends.base import SearchBackend, get_backend, rrf_fuse
+from caselibrary.search_backends.base import (
+    BackendUnavailable,
+    SearchBackend,
+    get_backend,
+    rrf_fuse,
+)
 from caselibrary.search_text import normalise_text, search_terms, text_key
 
 L0 = "L0"
@@ -126,16 +131,20 @@ def rank_cases(
     depth = max(settings.CASE_SEARCH_DEPTH, limit * 4)
     exact = exact_case_ids(query, error_code)
     terms = search_terms(query)
-    lexical = backend.lexical(terms, depth) if terms else []
+    lexical: list[tuple[str, float]] = []
     dense: list[tuple[str, float]] = []
     degraded, embed_ms = False, 0.0
+    try:
+        lexical = backend.lexical(terms, depth) if terms else []
+    except BackendUnavailable:
+        degraded = True
     started = time.perf_counter()
     reference = 0.0
     try:
         vector = embed(question_for_embedding(query))
         dense = backend.dense(vector, depth)
         reference = baseline(vector)
-    except EmbeddingUnavailable:
+    except (EmbeddingUnavailable, BackendUnavailable):
         degraded = True
     embed_ms = (time.perf_counter() - started) * 1000
     fused = rrf_fuse(

@@ -282,3 +282,72 @@ def test_the_milvus_setting_selects_this_backend(milvus_search, milvus_uri: str)
     assert chosen.name == "milvus" and chosen.uri == milvus_uri
     chosen.replace(["a"], [passage("a", 0, "慢查询")])
     assert ids(chosen.lexical(search_terms("慢查询"), 10)) == ["a:0"]
+
+
+def unreachable(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from caselibrary.search_backends import base
+
+    settings.MILVUS_URI = f"http://127.0.0.1:{free_port()}"
+    settings.MILVUS_TIMEOUT = 2
+    monkeypatch.setattr(base, "_instances", {})
+
+
+@pytest.mark.django_db
+def test_a_search_with_the_milvus_server_down_answers_by_exact_code_and_says_it_is_degraded(
+    milvus_search, api, settings, monkeypatch
+) -> None:
+    from caselibrary.services.cases import case_create_manual
+    from caselibrary.services.index import case_index_pending
+
+    case = case_create_manual(
+        created_by="ops.curator",
+        title="订单库锁等待超时",
+        root_cause="长事务持有行锁",
+        solution="杀掉长事务，拆小批量更新",
+        fault_category="DATABASE",
+        error_code="ERROR 1205",
+    )
+    case_index_pending()
+    unreachable(settings, monkeypatch)
+
+    response = api.post(
+        "/api/cases/search", {"query": "下单报错 ERROR 1205 锁等待超时"}, format="json"
+    )
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["degraded"] is True
+    assert body["matchLevel"] == "L0"
+    assert body["hits"][0]["caseId"] == case.case_id
+
+
+@pytest.mark.django_db
+def test_a_case_the_milvus_server_refused_is_indexed_once_the_server_answers_again(
+    milvus_search, settings, monkeypatch
+) -> None:
+    from caselibrary.models import CaseChange
+    from caselibrary.search_backends import base
+    from caselibrary.services.cases import case_create_manual
+    from caselibrary.services.index import case_index_pending
+
+    case = case_create_manual(
+        created_by="ops.curator",
+        title="Kafka 消费积压",
+        root_cause="消费者线程被慢下游拖住",
+        solution="扩分区并加消费者",
+        fault_category="DEPENDENCY",
+    )
+    reachable = settings.MILVUS_URI
+    unreachable(settings, monkeypatch)
+
+    with pytest.raises(BackendUnavailable):
+        case_index_pending()
+    assert CaseChange.objects.filter(case_id=case.case_id).exists()
+
+    settings.MILVUS_URI = reachable
+    monkeypatch.setattr(base, "_instances", {})
+    case_index_pending()
+
+    assert not CaseChange.objects.filter(case_id=case.case_id).exists()
+    found = base.get_backend().lexical(search_terms("Kafka 消费积压"), 10)
+    assert {pid.rpartition(":")[0] for pid, _ in found} == {case.case_id}

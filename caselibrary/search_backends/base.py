@@ -28,6 +28,13 @@ from django.conf import settings
 if TYPE_CHECKING:
     import numpy
 
+
+class BackendUnavailable(RuntimeError):
+    """The backend's server could not be reached or refused the request. The search
+    answers from what is left (lexical or dense alone, or the exact codes) and says it is
+    degraded; the message never carries a credential."""
+
+
 PASSAGE_KINDS = ("title", "description", "root_cause", "solution", "section")
 
 BACKENDS = {

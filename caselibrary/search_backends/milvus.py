@@ -33,6 +33,7 @@ from django.conf import settings
 
 from caselibrary.embedding import EMBEDDING_MODEL
 from caselibrary.search_backends import milvus_collection as collection
+from caselibrary.search_backends.base import BackendUnavailable as _Unavailable
 from caselibrary.search_backends.base import IndexedPassage
 from caselibrary.search_backends.milvus_collection import engine_terms, index_tag
 
@@ -48,7 +49,7 @@ _BATCH = 500
 _DELETE_CASES = 100
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(_Unavailable):
     """The Milvus server could not be reached or refused the request. The message says
     which and never carries the token."""
 

@@ -122,8 +122,10 @@ def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
         CaseSearchKey.objects.bulk_create(keys)
         CaseChange.objects.filter(seq__in=[seq for seq, _ in changes]).delete()
         CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in case_ids)
-    if settings.CASE_SEARCH_BACKEND != "database":
-        get_backend().replace(case_ids, passages)
+        if settings.CASE_SEARCH_BACKEND != "database":
+            # Inside the transaction: when the server refuses the write, the change marks
+            # roll back and the next run tries these cases again.
+            get_backend().replace(case_ids, passages)
     new = {p.case_pk for p in passages} - indexed_before
     if new:
         cases_flag_duplicates(_store(), sorted(new), passages)
