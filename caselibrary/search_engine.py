@@ -165,10 +165,15 @@ def rank_cases(
         best.setdefault(case_id, ("", 0.0))
     texts = _passages([pid for pid, _ in list(best.values())[: limit + len(exact) + 10] if pid])
     query_terms = set(terms.split())
+    # Each case's best cosine, in one pass over the dense ranking.
+    best_cosine: dict[str, float] = {}
+    for pid, cosine in dense:
+        case_id = pid.rpartition(":")[0]
+        best_cosine[case_id] = max(cosine, best_cosine.get(case_id, cosine))
     candidates = []
     for case_id, (pid, score) in best.items():
         kind, text, passage_terms = texts.get(pid, ("", "", ""))
-        case_cos = max((c for p, c in dense if p.rpartition(":")[0] == case_id), default=None)
+        case_cos = best_cosine.get(case_id)
         coverage = (
             len(query_terms & set(passage_terms.split())) / len(query_terms)
             if query_terms and pid in texts
