@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -194,8 +194,11 @@ def _value(
 
 
 def _time(nanos: int) -> datetime:
+    # Whole seconds and microseconds apart: nanos / 1e9 as a float rounds the microseconds,
+    # so a 10 ms span could come out as 9 ms.
+    seconds, rest = divmod(nanos, 1_000_000_000)
     try:
-        return datetime.fromtimestamp(nanos / 1e9, tz=UTC)
+        return datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
     except (OverflowError, OSError, ValueError):
         return datetime.fromtimestamp(0, tz=UTC)
 

@@ -319,6 +319,25 @@ def test_a_failed_tool_span_is_a_failed_fact_with_its_exception_message(client, 
     assert fact.duration_ms == 10
 
 
+def test_a_tool_spans_duration_is_exact_to_the_millisecond_whatever_its_start_nanosecond(
+    client, key
+):
+    # A start time at which nanoseconds-as-float would round a 10 ms span down to 9 ms.
+    start = 1_764_868_417_000_047_514
+    trace_id, root = new_trace_id(), new_span_id()
+    tool = span(
+        "execute_tool search_docs",
+        trace_id=trace_id,
+        parent=root,
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs"},
+        start_ns=start,
+    )
+
+    post(client, export(span("agent", trace_id=trace_id, span_id=root), tool), key=key)
+
+    assert ToolInvocation.objects.get().duration_ms == 10
+
+
 def test_long_attribute_values_are_cut_and_flagged(client, key, settings):
     settings.OTLP_MAX_ATTRIBUTE_CHARS = 100
     spans = genai_run(new_trace_id())
