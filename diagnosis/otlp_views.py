@@ -14,8 +14,8 @@ from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
-from rest_framework.throttling import SimpleRateThrottle
 
+from config.throttling import WindowCountThrottle
 from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
 from diagnosis.models import ApiKey, ApiPermission
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
 
 
-class OtlpKeyThrottle(SimpleRateThrottle):
+class OtlpKeyThrottle(WindowCountThrottle):
     """Per API key, counted in the configured cache (see feedback/throttling.py)."""
 
     scope = "otlp"

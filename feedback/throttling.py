@@ -7,12 +7,12 @@ security boundary.
 
 from django.conf import settings
 from rest_framework.request import Request
-from rest_framework.throttling import SimpleRateThrottle
 
+from config.throttling import WindowCountThrottle
 from diagnosis.models import ApiKey
 
 
-class FeedbackKeyThrottle(SimpleRateThrottle):
+class FeedbackKeyThrottle(WindowCountThrottle):
     scope = "feedback"
 
     def get_rate(self) -> str | None:

@@ -13,8 +13,8 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
-from rest_framework.throttling import SimpleRateThrottle
 
+from config.throttling import WindowCountThrottle
 from diagnosis.apikeys import KEYWORD as API_KEY_KEYWORD
 from diagnosis.feedback_tokens import (
     FeedbackTokenExpired,
@@ -124,7 +124,7 @@ def check_token_session(request: Request, session_id: str) -> None:
         raise TokenRefused(OTHER_SESSION)
 
 
-class FeedbackTokenThrottle(SimpleRateThrottle):
+class FeedbackTokenThrottle(WindowCountThrottle):
     """Per token: one reader clicking, not a script replaying a leaked token."""
 
     scope = "feedback-token"
@@ -142,7 +142,7 @@ class FeedbackTokenThrottle(SimpleRateThrottle):
         }
 
 
-class FeedbackAddressThrottle(SimpleRateThrottle):
+class FeedbackAddressThrottle(WindowCountThrottle):
     """Per client address, for token requests: many tokens from one place."""
 
     scope = "feedback-address"
