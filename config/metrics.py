@@ -15,6 +15,7 @@ the session status, the feedback value, the case source, the match level.
 
 from __future__ import annotations
 
+import glob
 import ipaddress
 import logging
 import os
@@ -162,6 +163,27 @@ def queue_state() -> tuple[int, float]:
         return size, 0.0
 
 
+class _EveryProcess(multiprocess.MultiProcessCollector):
+    """Every process's samples, leaving out the files not sized yet.
+
+    prometheus_client creates a process's sample file empty and sizes it just after; a
+    scrape in between (a worker starting, or recycled by the queue) failed as a whole on
+    reading it, and a process killed in that moment left the empty file for good
+    (prometheus/client_python#1199). Such a file holds no sample: it is skipped.
+    """
+
+    def collect(self) -> Iterator[Any]:
+        files = glob.glob(os.path.join(self._path, "*.db"))
+        return self.merge([f for f in files if _sized(f)], accumulate=True)
+
+
+def _sized(path: str) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except FileNotFoundError:  # a dead process's live gauges, removed since the glob
+        return False
+
+
 class _ThisProcess(Collector):
     """The samples of this process (the default registry), when not in multi-process mode."""
 
@@ -174,7 +196,7 @@ def registry() -> CollectorRegistry:
     and the queue read from the broker."""
     scrape = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        multiprocess.MultiProcessCollector(scrape)
+        _EveryProcess(scrape)
     else:
         scrape.register(_ThisProcess())
     scrape.register(QueueCollector())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
@@ -228,6 +229,21 @@ def test_workers_of_gunicorn_and_qcluster_add_up_in_one_scrape(tmp_path, api) ->
     assert created == requests  # both gunicorn workers' counts, added up
     assert value(samples, "diagnosis_sessions_completed_total", status="SUCCESS") == 5
     assert len(pids) >= 3  # two web workers and at least one task worker wrote samples
+
+
+def test_a_sample_file_a_starting_process_has_not_sized_yet_does_not_break_the_scrape(
+    tmp_path, monkeypatch
+) -> None:
+    # prometheus_client creates a process's file empty and sizes it after: a scrape at that
+    # moment (or a process killed in it, e.g. a recycled worker) found an empty file.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    samples = MmapedDict(str(tmp_path / "counter_101.db"))
+    key = json.dumps(["probe_events", "probe_events_total", {}, "Events."], sort_keys=True)
+    samples.write_value(key, 3.0, 0.0)
+    samples.close()
+    (tmp_path / "counter_102.db").write_bytes(b"")
+
+    assert value(scrape(), "probe_events_total") == 3.0
 
 
 def test_the_dashboard_and_the_alerts_only_use_metrics_the_service_exports(client) -> None:
