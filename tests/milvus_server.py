@@ -17,6 +17,24 @@ from pathlib import Path
 from tests.processes import free_port, stop_group, wait_for
 
 
+def _answering(uri: str) -> bool:
+    """The server answers a call (its port opens a while before its gRPC service does;
+    a client that connects in between fails, and on a loaded machine that while is long)."""
+    from pymilvus import MilvusClient
+
+    try:
+        client = MilvusClient(uri=uri, timeout=5, dedicated=True)
+    except Exception:
+        return False
+    try:
+        client.list_collections(timeout=5)
+        return True
+    except Exception:
+        return False
+    finally:
+        client.close()
+
+
 def _listening(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -43,9 +61,15 @@ def milvus_lite_server(data_dir: Path, *, port: int | None = None) -> Iterator[s
             timeout=60,
             what="milvus-lite server to listen",
         )
+        uri = f"http://127.0.0.1:{port}"
+        wait_for(
+            lambda: process.poll() is not None or _answering(uri),
+            timeout=60,
+            what="milvus-lite server to answer",
+        )
         if process.poll() is not None:
             raise RuntimeError(f"milvus-lite server exited with {process.returncode}")
-        yield f"http://127.0.0.1:{port}"
+        yield uri
     finally:
         stop_group(process)
         log.close()
