@@ -6,7 +6,6 @@ django-q2 ORM broker, DEBUG off unless asked for.
 """
 
 import ipaddress
-import re
 from pathlib import Path
 
 import dj_database_url
@@ -196,13 +195,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 # --- REST API ---------------------------------------------------------------
 
 # Per API key on POST /api/feedback, e.g. "6000/min"; "off" disables the limit.
-FEEDBACK_RATE_LIMIT: str | None = env_str("FEEDBACK_RATE_LIMIT", "6000/min")
-if FEEDBACK_RATE_LIMIT.lower() == "off":
-    FEEDBACK_RATE_LIMIT = None
-elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
-    raise ImproperlyConfigured(
-        f'FEEDBACK_RATE_LIMIT must look like "6000/min" or be "off", got {FEEDBACK_RATE_LIMIT!r}'
-    )
+FEEDBACK_RATE_LIMIT = env_rate("FEEDBACK_RATE_LIMIT", "6000/min")
 
 # Seconds an API key is remembered per process (see diagnosis/apikeys.py): a key revoked
 # in another process stops working within this time. 0 checks the database every request.
@@ -408,13 +401,7 @@ OTLP_MAX_SPANS = env_int("OTLP_MAX_SPANS", 4096, minimum=1)
 # Longer attribute values are cut to this many characters and the span is flagged.
 OTLP_MAX_ATTRIBUTE_CHARS = env_int("OTLP_MAX_ATTRIBUTE_CHARS", 16384, minimum=64)
 # Per API key, e.g. "1200/min"; "off" disables the limit. Over it: 429 with Retry-After.
-OTLP_RATE_LIMIT: str | None = env_str("OTLP_RATE_LIMIT", "3000/min")
-if OTLP_RATE_LIMIT.lower() == "off":
-    OTLP_RATE_LIMIT = None
-elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", OTLP_RATE_LIMIT):
-    raise ImproperlyConfigured(
-        f'OTLP_RATE_LIMIT must look like "3000/min" or be "off", got {OTLP_RATE_LIMIT!r}'
-    )
+OTLP_RATE_LIMIT = env_rate("OTLP_RATE_LIMIT", "3000/min")
 # Text matching these regular expressions is replaced by "[redacted]" before anything from
 # a trace is stored. REDACT_PATTERNS (a JSON list) replaces the defaults in
 # diagnosis/redaction.py; REDACT_PATTERNS_EXTRA (a JSON list) adds to them. A pattern

@@ -224,3 +224,13 @@ def test_the_benchmark_settings_have_every_setting_of_the_service() -> None:
     assert bench.ROOT_URLCONF == "tests.bench.urls"
     for name in ("CASE_SEARCH_BACKEND", "CASE_EMBEDDING_MODEL", "MILVUS_URI", "OTLP_MAX_SPANS"):
         assert getattr(bench, name) == getattr(settings, name), name
+
+
+@pytest.mark.parametrize("name", ["FEEDBACK_RATE_LIMIT", "OTLP_RATE_LIMIT"])
+def test_an_api_rate_limit_is_a_rate_or_off_and_anything_else_is_refused(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    assert load_settings(monkeypatch, DEBUG="1", **{name: "200/s"})[name] == "200/s"
+    assert load_settings(monkeypatch, DEBUG="1", **{name: "Off"})[name] is None
+    with pytest.raises(ImproperlyConfigured, match=f'{name} must look like ".*/min" or be "off"'):
+        load_settings(monkeypatch, DEBUG="1", **{name: "lots"})
