@@ -1,12 +1,14 @@
-"""Reading case files: JSONL and CSV with the API's case fields, each row checked, each
-problem named with its file and line. Pure Python: the import service writes what these
-return (caselibrary/services/imports.py); Markdown runbooks are read by
-caselibrary/runbooks.py.
+"""Reading case files: JSONL and CSV with the API's case fields, each row checked by the
+check of `POST /api/cases` itself (caselibrary/case_input.py), each problem named with its
+file and line. The import service writes what these return (caselibrary/services/imports.py);
+Markdown runbooks are read by caselibrary/runbooks.py and checked here as a row is
+(`case_record`).
 
 A row has `title`, `rootCause` and `solution`, and may have `caseId` (then it updates that
 case: what `export_cases` writes), `sessionId`, `sourceType`, `faultCategory` and
 `errorCode`. `createdBy`, `updatedBy`, `createdAt` and `updatedAt` are accepted and
-ignored but `createdBy`, so an export reads back; any other key is an error.
+ignored but `createdBy`, so an export reads back; any other key is an error. An empty
+value (null, "", an empty cell) is no value.
 """
 
 import csv
@@ -14,35 +16,17 @@ import hashlib
 import io
 import json
 import re
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import translation
+from rest_framework.exceptions import ValidationError
+
+from caselibrary.case_input import CaseFileRow
+
 # Written to a file but not read back: the database keeps its own times and editor.
 IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt"})
-FIELDS = (
-    "caseId",
-    "sessionId",
-    "sourceType",
-    "faultCategory",
-    "errorCode",
-    "title",
-    "rootCause",
-    "solution",
-    "createdBy",
-)
-REQUIRED = ("title", "rootCause", "solution")
-MAX_LENGTHS = {
-    "title": 255,
-    "faultCategory": 64,
-    "errorCode": 64,
-    "sessionId": 64,
-    "createdBy": 64,
-    "rootCause": 200_000,
-    "solution": 200_000,
-}
-SOURCE_TYPES = ("AUTO", "MANUAL")
-_SESSION_ID = re.compile(r"\A[A-Za-z0-9._:-]{1,64}\Z")
+FIELDS = tuple(CaseFileRow().fields)
 # A spreadsheet runs a cell starting with = + @ (or - followed by a formula) when the file
 # is opened: refused, unless the cell starts with ' (kept as text, the ' dropped).
 _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
@@ -70,19 +54,14 @@ class CaseRecord:
     title: str
     root_cause: str
     solution: str
+    # What identifies the row between imports, with its file's path (case_record).
+    content_hash: str
     fault_category: str | None = None
     error_code: str | None = None
     case_id: str | None = None
     session_id: str | None = None
     source_type: str | None = None
     created_by: str | None = None
-
-    @property
-    def content_hash(self) -> str:
-        content = [self.title, self.root_cause, self.solution, self.fault_category]
-        content.append(self.error_code)
-        encoded = json.dumps(content, ensure_ascii=False).encode("utf-8")
-        return hashlib.sha256(encoded).hexdigest()
 
 
 def decode(data: bytes, source: str) -> str:
@@ -100,6 +79,7 @@ def decode(data: bytes, source: str) -> str:
 
 
 def read_jsonl(text: str, source: str) -> list[CaseRecord]:
+    check = CaseFileRow()
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -110,7 +90,7 @@ def read_jsonl(text: str, source: str) -> list[CaseRecord]:
             raise CaseFileError(source, number, f"not valid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise CaseFileError(source, number, "each line must be a JSON object")
-        records.append(_record(row, source, number, spreadsheet=False))
+        records.append(case_record(row, source, number, check=check))
     return records
 
 
@@ -125,6 +105,7 @@ def read_csv(text: str, source: str) -> list[CaseRecord]:
     unknown = [name for name in header if name not in FIELDS and name not in IGNORED_FIELDS]
     if unknown:
         raise CaseFileError(source, 1, f"unknown column(s): {', '.join(unknown)}")
+    check = CaseFileRow()
     records = []
     start = reader.line_num + 1
     while True:
@@ -137,67 +118,65 @@ def read_csv(text: str, source: str) -> list[CaseRecord]:
         if None in row:
             raise CaseFileError(source, start, "more cells than columns")
         if any(value for value in row.values()):
-            cells = {key: value for key, value in row.items() if value != ""}
-            records.append(_record(cells, source, start, spreadsheet=True))
+            cells = {
+                key: _spreadsheet_cell(key, value, source, start) for key, value in row.items()
+            }
+            records.append(case_record(cells, source, start, check=check))
         start = reader.line_num + 1
     return records
 
 
-def _record(row: dict[str, Any], source: str, line: int, *, spreadsheet: bool) -> CaseRecord:
-    def bad(message: str) -> CaseFileError:
-        return CaseFileError(source, line, message)
-
-    unknown = sorted(set(row) - set(FIELDS) - IGNORED_FIELDS)
-    if unknown:
-        raise bad(f"unknown field(s): {', '.join(unknown)}")
-    values: dict[str, str | None] = {}
-    for name in FIELDS:
-        value = row.get(name)
-        if value is None:
-            values[name] = None
-            continue
-        if not isinstance(value, str):
-            raise bad(f"{name} must be a string")
-        if spreadsheet:
-            value = _spreadsheet_cell(value, name, bad)
-        if "\x00" in value:
-            raise bad(f"{name} contains a NUL character")
-        if len(value) > MAX_LENGTHS.get(name, 64):
-            raise bad(f"{name} is longer than {MAX_LENGTHS.get(name, 64)} characters")
-        values[name] = value
-    for name in REQUIRED:
-        if not (values[name] or "").strip():
-            raise bad(f"{name} is missing or blank")
-    if values["caseId"] is not None:
-        try:
-            values["caseId"] = str(uuid.UUID(values["caseId"]))
-        except ValueError:
-            raise bad("caseId is not a UUID") from None
-    if values["sessionId"] is not None and not _SESSION_ID.match(values["sessionId"]):
-        raise bad("sessionId must be 1-64 characters of A-Z a-z 0-9 . _ : -")
-    if values["sourceType"] is not None and values["sourceType"] not in SOURCE_TYPES:
-        raise bad(f"sourceType must be one of {', '.join(SOURCE_TYPES)}")
+def case_record(
+    row: dict[str, Any], source: str, line: int, *, check: CaseFileRow | None = None
+) -> CaseRecord:
+    """The case a row gives, checked as `POST /api/cases` checks a case; CaseFileError
+    (file and line) when it is not one. A file's rows share one `check` (making the
+    serializer is most of the cost of a row), as a `many=True` serializer's items do."""
+    given = {k: v for k, v in row.items() if k not in IGNORED_FIELDS and not _empty(k, v)}
+    try:
+        # The field rules in English, as the API gives them (diagnosis/viewsets.py).
+        with translation.override("en"):
+            case = (check if check is not None else CaseFileRow()).run_validation(given)
+    except ValidationError as exc:
+        problems = [f"{name}: {rule}" for name, rules in exc.detail.items() for rule in rules]
+        raise CaseFileError(source, line, "; ".join(problems)) from None
     return CaseRecord(
         line=line,
-        title=values["title"].strip(),  # type: ignore[union-attr]
-        root_cause=values["rootCause"],  # type: ignore[arg-type]
-        solution=values["solution"],  # type: ignore[arg-type]
-        fault_category=values["faultCategory"] or None,
-        error_code=values["errorCode"] or None,
-        case_id=values["caseId"],
-        session_id=values["sessionId"] or None,
-        source_type=values["sourceType"],
-        created_by=values["createdBy"] or None,
+        title=case["title"],
+        root_cause=case["rootCause"],
+        solution=case["solution"],
+        content_hash=_content_hash(given),
+        fault_category=case.get("faultCategory"),
+        error_code=case.get("errorCode"),
+        case_id=case.get("caseId"),
+        session_id=case.get("sessionId"),
+        source_type=case.get("sourceType"),
+        created_by=case.get("createdBy"),
     )
 
 
-def _spreadsheet_cell(value: str, name: str, bad: Any) -> str:
+def _empty(name: str, value: Any) -> bool:
+    # A field of ours without a value is left out; an unknown key is refused, even empty.
+    return name in FIELDS and value in (None, "")
+
+
+def _content_hash(given: dict[str, str]) -> str:
+    # Of the text as the file gives it (the title trimmed), as every import has hashed it:
+    # a file imported before reads as the same rows.
+    content = [given["title"].strip(), given["rootCause"], given["solution"]]
+    content += [given.get("faultCategory"), given.get("errorCode")]
+    return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _spreadsheet_cell(name: str, value: str, source: str, line: int) -> str:
     if value.startswith("'") and _FORMULA.match(value[1:]):
         return value[1:]
     if _FORMULA.match(value):
-        raise bad(
+        raise CaseFileError(
+            source,
+            line,
             f"{name} looks like a spreadsheet formula ({value[:20]!r}); "
-            "start the cell with ' to keep it as text"
+            "start the cell with ' to keep it as text",
         )
     return value
 

@@ -47,21 +47,6 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class CaseCreateInput(StrictInputSerializer):
-    """A MANUAL case, as a curator's tool sends it."""
-
-    title = StrictCharField(max_length=255)
-    rootCause = StrictCharField(max_length=200_000)
-    solution = StrictCharField(max_length=200_000)
-    faultCategory = StrictCharField(
-        max_length=64, required=False, help_text="A code of the fault-category taxonomy."
-    )
-    errorCode = StrictCharField(max_length=64, required=False, allow_null=True)
-    sessionId = StrictSessionIdField(
-        required=False, help_text="The session the case is about (one case per session)."
-    )
-
-
 class CaseSearchInput(StrictInputSerializer):
     sessionId = StrictSessionIdField(
         required=False,

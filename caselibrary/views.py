@@ -10,8 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from caselibrary import selectors
+from caselibrary.case_input import CaseCreateInput
 from caselibrary.models import GENERAL_CATEGORY
-from caselibrary.serializers import CaseCreateInput, CaseOutput, CaseSearchInput, CaseSearchOutput
+from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutput
 from caselibrary.services.cases import case_create_manual
 from caselibrary.services.search import case_search
 from config.api import NewestFirstCursorPagination, PageParameters, validated

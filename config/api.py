@@ -82,6 +82,15 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+class StrictUUIDField(serializers.UUIDField):
+    """A JSON string holding a UUID (an integer is an error), given back as its text."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 class StrictChoiceField(serializers.ChoiceField):
     """One of the allowed strings, exactly; the error lists them."""
 

