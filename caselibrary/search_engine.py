@@ -108,12 +108,19 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[.\-/+:][A-Za-z0-9_]+)*")
 
 
 def unknown_names(
-    query: str, known_terms: Callable[[list[str]], set[str]] | None = None
+    query: str,
+    known_terms: Callable[[list[str]], set[str]] | None = None,
+    held: frozenset[str] | set[str] = frozenset(),
 ) -> list[str]:
     """The names in the question that no stored passage mentions: ASCII words with a
     capital letter and at least three letters (MongoDB, HBase, Istio, CUDA) none of whose
     search terms is in the library. Error codes are left to L0; a word with a term the
-    library knows (a part of "istio-proxy" such as "proxy") is not unknown."""
+    library knows (a part of "istio-proxy" such as "proxy") is not unknown.
+
+    `held`: terms already known to be stored (those of the passages the search has read),
+    not asked again. The store is asked for the others; on MariaDB its FULLTEXT index
+    sees committed rows only, and the passages read cover what the current transaction
+    indexed itself."""
     names: dict[str, list[str]] = {}
     for match in _NAME.finditer(query):
         word = match.group()
@@ -126,10 +133,13 @@ def unknown_names(
             names[word] = terms
     if not names:
         return []
+    unheld = {word: terms for word, terms in names.items() if not held.intersection(terms)}
+    if not unheld:
+        return []
     if known_terms is None:  # the store of record, whichever backend serves the search
         known_terms = get_backend("database").known_terms  # type: ignore[attr-defined]
-    known = known_terms([t for terms in names.values() for t in terms])
-    return [word for word, terms in names.items() if not known.intersection(terms)]
+    known = known_terms([t for terms in unheld.values() for t in terms])
+    return [word for word, terms in unheld.items() if not known.intersection(terms)]
 
 
 # (min peak, min term coverage) per embedding model, from the labelled questions by
@@ -241,7 +251,8 @@ def rank_cases(
     # The decision is the best similar candidate's (as calibrated): when it is refused,
     # the question has no similar answer, however the candidates below it fare.
     similar = [hit for hit in candidates if hit.match_level == L1]
-    strange = unknown_names(query) if similar else []
+    held = {term for _, _, terms in texts.values() for term in terms.split()}
+    strange = unknown_names(query, held=held) if similar else []
     l1 = []
     if similar and not strange and accepted(similar[0], degraded=degraded):
         l1 = similar[:1] + [
