@@ -4,6 +4,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit, SourceType
+from caselibrary.search_engine import unknown_names
 from caselibrary.services.index import case_index_build
 from diagnosis.models import ToolInvocation
 from evaluation.services import session_evaluate
@@ -142,6 +143,50 @@ def test_a_question_the_library_cannot_answer_finds_nothing(api, library, query:
     }
 
 
+def test_a_question_naming_what_no_case_mentions_finds_nothing_similar(api, library) -> None:
+    # Close in wording to the Kafka case, but about a product the library never mentions.
+    body = search(api, query="RocketMQ consumer lag keeps growing after a rebalance").json()
+
+    assert body["matchLevel"] == "NONE"
+    assert body["hits"] == []
+
+
+def test_a_name_the_library_knows_does_not_hold_a_similar_hit_back(api, library) -> None:
+    body = search(api, query="Kafka consumer group lag growing after rebalances").json()
+
+    assert body["matchLevel"] == "L1"
+    assert body["hits"][0]["caseId"] == library["lag"].case_id
+
+
+def test_an_unknown_name_does_not_hold_an_exact_hit_back(api, library) -> None:
+    body = search(api, query="TiDB 也报 ERROR 1205 锁等待超时").json()
+
+    assert body["matchLevel"] == "L0"
+    assert body["hits"][0]["caseId"] == library["lock"].case_id
+
+
+def test_an_unknown_name_is_a_capitalised_word_none_of_whose_terms_the_library_holds() -> None:
+    known = {"kafka", "proxy"}
+    asked: list[list[str]] = []
+
+    def known_terms(terms: list[str]) -> set[str]:
+        asked.append(terms)
+        return known & set(terms)
+
+    query = "MongoDB 选主, Kafka lag, Istio-proxy on an EC2 VM, ORA-01555, run it"
+    assert unknown_names(query, known_terms) == ["MongoDB"]
+    # Lowercase words, words of fewer than three letters and error codes are not asked.
+    assert not {"lag", "run", "ec2", "vm"} & {t for terms in asked for t in terms}
+    assert unknown_names("consumer lag keeps growing", known_terms) == []
+    # Terms of the passages already read are not asked for again.
+    asked.clear()
+    assert unknown_names("MongoDB and Kafka", known_terms, held={"kafka"}) == ["MongoDB"]
+    assert asked == [["mongodb"]]
+
+
+# Committed: MariaDB's FULLTEXT index sees committed rows only, and without the lexical
+# ranking the CPU case's passage reads closer to "CPU is fine" than the Kafka one.
+@pytest.mark.django_db(transaction=True)
 def test_a_question_about_kafka_lag_never_returns_the_cpu_case(api, library) -> None:
     body = search(api, query="kafka lag is high and CPU is fine").json()
 

@@ -206,7 +206,7 @@ def test_the_search_and_milvus_settings_are_read_from_the_environment_with_the_r
         128,
     )
     assert loaded["MILVUS_COLLECTION"] == "case_passages"
-    assert loaded["CASE_SEARCH_RRF_K"] == 60
+    assert loaded["CASE_SEARCH_RRF_K"] == 20
 
 
 def test_a_nonsense_milvus_setting_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -162,6 +162,25 @@ class DatabaseBackend:
                 )
             return [(passage_id(c, n), float(s)) for c, n, s in cursor.fetchall()]
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """Those of `terms` that some stored passage holds (one index lookup each)."""
+        known = set()
+        with connection.cursor() as cursor:
+            for term in dict.fromkeys(terms):
+                if connection.vendor == "sqlite":
+                    cursor.execute(
+                        "SELECT 1 FROM case_passage_fts WHERE case_passage_fts MATCH %s LIMIT 1",
+                        [lexeme(term)],
+                    )
+                else:
+                    cursor.execute(
+                        "SELECT 1 FROM case_passage WHERE MATCH (lexemes) AGAINST (%s) LIMIT 1",
+                        [lexeme(term)],
+                    )
+                if cursor.fetchone():
+                    known.add(term)
+        return known
+
     def dense(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         return self.vectors().nearest(np.asarray(vector, dtype=np.float32), limit)
 

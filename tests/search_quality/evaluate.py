@@ -117,6 +117,8 @@ class Asked:
     top_peak: float | None
     top_right: bool
     top_exact: bool
+    # The question names something no case mentions (no L1 hit then).
+    unknown_name: bool = False
 
 
 @dataclass
@@ -156,6 +158,7 @@ def ask_all(queries: list[dict], keys_by_id: dict[str, str]) -> list[Asked]:
                 top_peak=top.peak if top else None,
                 top_right=bool(top and keys_by_id.get(top.case_id) in expected),
                 top_exact=any(c.match_level == L0 for c in ranked.candidates),
+                unknown_name=bool(ranked.unknown_names),
             )
         )
     return asked
@@ -259,6 +262,7 @@ def main() -> None:
                         "cosine": a.top_cosine,
                         "coverage": a.top_coverage,
                         "peak": a.top_peak,
+                        "unknown_name": a.unknown_name,
                     }
                     for a in asked
                 ]
