@@ -78,7 +78,9 @@ def test_a_refused_key_is_let_through_again_once_its_window_is_over(settings, fr
     assert allowed(api_key)
 
 
-def test_a_busy_key_costs_the_same_per_request_as_a_quiet_one(settings, fresh_cache) -> None:
+def test_a_busy_keys_count_is_one_number_in_the_cache_not_a_list_of_its_requests(
+    settings, fresh_cache
+) -> None:
     settings.FEEDBACK_RATE_LIMIT = "100000/min"
     api_key = ApiKey(prefix="busy-cost")
 

@@ -141,6 +141,9 @@ class DatabaseBackend:
     # --- reading -----------------------------------------------------------------
 
     def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
+        # SQL, not the ORM: Django has no full-text query for SQLite's FTS5 (a virtual
+        # table) or for MariaDB's MATCH ... AGAINST (it ships one for PostgreSQL only).
+        # The only SQL outside migrations; parameterised.
         keys = list(dict.fromkeys(lexemes(terms).split()))
         if not keys:
             return []
@@ -164,22 +167,7 @@ class DatabaseBackend:
 
     def known_terms(self, terms: Sequence[str]) -> set[str]:
         """Those of `terms` that some stored passage holds (one index lookup each)."""
-        known = set()
-        with connection.cursor() as cursor:
-            for term in dict.fromkeys(terms):
-                if connection.vendor == "sqlite":
-                    cursor.execute(
-                        "SELECT 1 FROM case_passage_fts WHERE case_passage_fts MATCH %s LIMIT 1",
-                        [lexeme(term)],
-                    )
-                else:
-                    cursor.execute(
-                        "SELECT 1 FROM case_passage WHERE MATCH (lexemes) AGAINST (%s) LIMIT 1",
-                        [lexeme(term)],
-                    )
-                if cursor.fetchone():
-                    known.add(term)
-        return known
+        return {term for term in dict.fromkeys(terms) if self.lexical(term, 1)}
 
     def dense(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         return self.vectors().nearest(np.asarray(vector, dtype=np.float32), limit)
