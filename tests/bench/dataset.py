@@ -60,6 +60,10 @@ def pools_for(*, feedback_pool: int, scoring_pool: int) -> dict[str, Pool]:
     return {
         "first_useful": Pool("pu", feedback_pool, "SUCCESS, no feedback: first useful"),
         "not_useful": Pool("pn", feedback_pool, "SUCCESS, no feedback: not_useful"),
+        "not_useful_again": Pool(
+            "pm", feedback_pool, "SUCCESS, no feedback: not_useful beside its same-work floor"
+        ),
+        "not_useful_floor": Pool("pz", feedback_pool, "SUCCESS, no feedback: not_useful floor"),
         "useful_floor": Pool("pf", feedback_pool, "SUCCESS, no feedback: the useful floor"),
         "repeat_useful": Pool("pr", 2_000, "already useful, with a case: repeated useful"),
         # POST /api/feedback with a feedback token against the same with an API key: three
@@ -348,6 +352,8 @@ def pool_rows(pools: dict[str, Pool], *, now: datetime) -> Rows:
             if name in (
                 "first_useful",
                 "not_useful",
+                "not_useful_again",
+                "not_useful_floor",
                 "useful_floor",
                 "repeat_useful",
                 "token_not_useful",
@@ -609,6 +615,8 @@ def pools_reset(pools: dict[str, Pool]) -> None:
         for name in (
             "first_useful",
             "not_useful",
+            "not_useful_again",
+            "not_useful_floor",
             "useful_floor",
             "token_not_useful",
             "key_not_useful",

@@ -96,6 +96,30 @@ def specs(
                 extra={"FEEDBACK": "not_useful"},
             )
         ),
+        # The same endpoint again, on its own sessions, beside the floor that does the
+        # same write the plainest way.
+        "feedback_not_useful_same_work": split(
+            LoadSpec(
+                "feedback_not_useful_same_work",
+                "feedback.lua",
+                pools["not_useful_again"].prefix,
+                POOL_WIDTH,
+                pools["not_useful_again"].size,
+                unique=True,
+                extra={"FEEDBACK": "not_useful"},
+            )
+        ),
+        "not_useful_floor": split(
+            LoadSpec(
+                "not_useful_floor",
+                "feedback.lua",
+                pools["not_useful_floor"].prefix,
+                POOL_WIDTH,
+                pools["not_useful_floor"].size,
+                unique=True,
+                extra={"FEEDBACK": "not_useful", "PATH": "/bench/not-useful-floor"},
+            )
+        ),
         "feedback_first_useful": split(
             LoadSpec(
                 "feedback_first_useful",

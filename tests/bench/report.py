@@ -60,6 +60,15 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
                 "1,900 rps (reference machine)",
             )
         )
+    not_useful_floor = load.get("not_useful_floor")
+    if not_useful_floor:
+        rows.append(
+            Row(
+                "not_useful floor: the same conditional UPDATE in plain Django (mean of runs)",
+                f"{not_useful_floor['rps']:,.0f} rps, p99 {not_useful_floor['p99_ms']:.1f} ms",
+                "",
+            )
+        )
     useful_floor = load.get("useful_floor")
     if useful_floor:
         rows.append(
@@ -71,6 +80,11 @@ def targets(results: dict[str, Any]) -> tuple[list[Row], dict[str, Any]]:
         )
     for name, label, limit in (
         ("feedback_not_useful", "POST /api/feedback not_useful (vs bare UPDATE)", 0.8),
+        (
+            "feedback_not_useful_same_work",
+            "POST /api/feedback not_useful (vs not_useful floor)",
+            0.8,
+        ),
         ("feedback_first_useful", "POST /api/feedback first useful (vs useful floor)", 0.8),
         ("feedback_repeat_useful", "POST /api/feedback repeated useful", None),
     ):

@@ -2,6 +2,9 @@
 
 - /bench/floor: one UPDATE by unique key on diagnosis_session, nothing else (no key
   check, no validation, no transaction): the floor every write endpoint is compared to.
+- /bench/not-useful-floor: a `not_useful`'s write the plainest way: one conditional UPDATE
+  by unique key (finished, not already not_useful) of the three columns the real path
+  writes (no key check, no validation, no rate limit, no metrics).
 - /bench/useful-floor: a first `useful` written the plainest way Django's documentation
   would: the session locked with select_for_update(), saved, its case created, in one
   atomic(), then whether an indexer runs read by one SELECT (no key check, no
@@ -43,6 +46,23 @@ class FloorView(APIView):
     def post(self, request: Request) -> Response:
         updated = DiagnosisSession.objects.filter(session_id=request.data["sessionId"]).update(
             updated_at=timezone.now()
+        )
+        return Response({"updated": updated})
+
+
+class NotUsefulFloorView(APIView):
+    schema = None
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    def post(self, request: Request) -> Response:
+        # not_useful's writes the plainest way: one conditional UPDATE by unique key.
+        now = timezone.now()
+        updated = (
+            DiagnosisSession.objects.filter(session_id=request.data["sessionId"])
+            .exclude(status="RUNNING")
+            .exclude(feedback="not_useful")
+            .update(feedback="not_useful", feedback_at=now, updated_at=now)
         )
         return Response({"updated": updated})
 
@@ -159,6 +179,7 @@ def otlp_floor_view(request):  # type: ignore[no-untyped-def]
 urlpatterns = [
     path("bench/otlp-floor", otlp_floor_view),
     path("bench/floor", FloorView.as_view()),
+    path("bench/not-useful-floor", NotUsefulFloorView.as_view()),
     path("bench/useful-floor", UsefulFloorView.as_view()),
     path("bench/bulk/<str:session_id>", BulkFloorView.as_view()),
     *real_urlpatterns,
