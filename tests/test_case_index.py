@@ -1,6 +1,7 @@
 """The case-search index: every change marked by the database, indexed one case at a
 time by the indexer, picked up by each serving process, never rebuilt whole."""
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -9,6 +10,7 @@ from django.utils import timezone
 from caselibrary import embedding
 from caselibrary.models import CaseChange, CaseIndexState, CaseLibrary, CasePassage
 from caselibrary.search_backends.base import get_backend
+from caselibrary.search_backends.database import VectorMatrix
 from caselibrary.selectors import case_index_status, cases_find
 from caselibrary.services.cases import case_create_manual, case_update, cases_delete
 from caselibrary.services.index import (
@@ -266,3 +268,20 @@ def test_a_long_runbook_is_found_by_its_one_matching_section() -> None:
     found = cases_find(query="网关证书过期，HTTPS 握手失败", limit=3, explain=True)
     assert found.case_ids[0] == runbook.case_id
     assert "证书过期" in found.matches[0].explain["passage"]["text"]
+
+
+def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((6, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    held = VectorMatrix(8, capacity=2)  # loaded with room for two passages
+
+    for n in range(5):
+        held.add(f"case-{n}", [f"case-{n}:0"], vectors[n : n + 1])
+    held.drop("case-1")
+    held.add("case-5", ["case-5:0"], vectors[5:6])
+
+    assert len(held) == 5
+    for n in (0, 2, 3, 4, 5):
+        assert held.nearest(vectors[n], 1)[0][0] == f"case-{n}:0"
+    assert "case-1:0" not in [pid for pid, _ in held.nearest(vectors[1], 6)]
