@@ -285,3 +285,24 @@ def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None
     for n in (0, 2, 3, 4, 5):
         assert held.nearest(vectors[n], 1)[0][0] == f"case-{n}:0"
     assert "case-1:0" not in [pid for pid, _ in held.nearest(vectors[1], 6)]
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_the_indexer_purges_deleted_passages_from_the_full_text_index() -> None:
+    cases = [
+        CaseLibraryFactory(title=f"Kafka 消费延迟持续增长 {n}", root_cause=f"分区 {n} 消费者卡住")
+        for n in range(4)
+    ]
+    case_index_build()
+    cases_delete(case_ids=[case.case_id for case in cases[:3]])
+    case_index_build()
+
+    with connection.cursor() as cursor:
+        name = connection.settings_dict["NAME"]
+        cursor.execute("SET GLOBAL innodb_ft_aux_table = %s", [f"{name}/case_passage"])
+        cursor.execute("SELECT COUNT(*) FROM information_schema.INNODB_FT_DELETED")
+        deleted_still_indexed = cursor.fetchone()[0]
+        cursor.execute("SET GLOBAL innodb_ft_aux_table = NULL")
+    assert deleted_still_indexed == 0
+    assert found_ids("Kafka 消费延迟持续增长") == [cases[3].case_id]

@@ -18,17 +18,20 @@ at most, the cases logged past the last entry it applied are reloaded from case_
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Sequence
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
 from caselibrary.models import CaseIndexLog, CasePassage
 from caselibrary.search_backends.base import IndexedPassage, rrf_fuse
+
+logger = logging.getLogger(__name__)
 
 LOAD_BATCH = 5_000
 # A process that has not refreshed for this long reloads everything: the log it would
@@ -149,6 +152,7 @@ class DatabaseBackend:
         self._vectors: VectorMatrix | None = None
         self._seq = 0
         self._checked = 0.0
+        self._compact_refused = False
 
     # --- writing -----------------------------------------------------------------
 
@@ -175,6 +179,49 @@ class DatabaseBackend:
 
     def count(self) -> int:
         return CasePassage.objects.count()
+
+    def compact(self) -> bool:
+        """Purge the passages deleted since the last call from MariaDB's FULLTEXT index.
+
+        InnoDB keeps a deleted row's words in the index and filters the row out of every
+        query that finds it, until OPTIMIZE TABLE: 6,000 deleted passages made each
+        full-text query 1.6 ms slower (p50 0.26 -> 1.83 ms at 11,500 passages), and the
+        indexer deletes a case's passages each time it indexes the case again. With
+        innodb_optimize_fulltext_only, OPTIMIZE TABLE purges them (and writes the
+        index's cache of new words) without rebuilding the table: 0.3 s for 19,000
+        deleted passages. That switch is global, so the database user needs the right to
+        set it (SUPER); without it this says so once in the log and does nothing.
+
+        Not inside a transaction (OPTIMIZE TABLE commits it). SQLite's FTS5 merges its
+        segments on its own. True when the index was compacted."""
+        if connection.vendor != "mysql" or connection.in_atomic_block:
+            return False
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT @@GLOBAL.innodb_optimize_fulltext_only")
+                (already_on,) = cursor.fetchone()
+                cursor.execute("SET GLOBAL innodb_optimize_fulltext_only = ON")
+                try:
+                    # The first pass writes the words still in the index's cache, and
+                    # only then can the second purge the deleted rows they held.
+                    for _ in range(2):
+                        cursor.execute("OPTIMIZE TABLE case_passage")
+                        cursor.fetchall()
+                finally:
+                    if not already_on:
+                        cursor.execute("SET GLOBAL innodb_optimize_fulltext_only = OFF")
+        except DatabaseError as error:
+            if not self._compact_refused:
+                self._compact_refused = True
+                logger.warning(
+                    "the full-text index of case passages is not compacted: %s. Grant the "
+                    "service's database user SUPER, or run OPTIMIZE TABLE case_passage "
+                    "with innodb_optimize_fulltext_only=ON from time to time "
+                    "(docs/operations.md).",
+                    error,
+                )
+            return False
+        return True
 
     # --- reading -----------------------------------------------------------------
 
