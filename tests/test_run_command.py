@@ -65,6 +65,13 @@ class Terminal:
         return "\n".join(self.lines)
 
 
+def _command_line(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return "?"
+
+
 def _scrape(base: str) -> dict[tuple[str, tuple], float]:
     with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
         text = response.read().decode()
@@ -159,7 +166,15 @@ def test_make_run_ends_with_the_admin_login_and_runs_a_worker_whose_work_the_met
 
         processes = descendants(make.pid) | {make.pid}
         os.killpg(make.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
-        make.wait(timeout=30)
+        try:
+            make.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            running = {pid: _command_line(pid) for pid in alive(processes | descendants(make.pid))}
+            pytest.fail(
+                f"make run did not stop within 30 s of Ctrl-C; still running: {running}\n"
+                f"{terminal.text()[-3000:]}\n--- worker log ---\n"
+                f"{(var_dir / 'log' / 'worker.log').read_text()[-3000:]}"
+            )
         wait_for(lambda: not alive(processes), timeout=20, what="every process to stop")
         assert not http_ok(f"{base}/admin/login/")
     finally:
