@@ -65,6 +65,10 @@ class Terminal:
         return "\n".join(self.lines)
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _command_line(pid: int) -> str:
     try:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -103,6 +107,9 @@ def test_make_run_ends_with_the_admin_login_and_runs_a_worker_whose_work_the_met
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        # Started the way a script's background job starts it (`make run &`), with SIGINT
+        # ignored: Ctrl-C (SIGINT to the group) must stop it all the same.
+        preexec_fn=_ignore_sigint,
     )
     terminal = Terminal(make)
     base = f"http://127.0.0.1:{port}"

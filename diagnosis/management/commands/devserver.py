@@ -67,6 +67,9 @@ class Command(ServiceCommand):
         manage = str(settings.BASE_DIR / "manage.py")
         children: dict[str, subprocess.Popen] = {}
         signal.signal(signal.SIGTERM, _interrupt)
+        # Ctrl-C stops the pair even when whatever started this command ignored SIGINT (a
+        # script's background job does: `make run &`), which Python would keep ignoring.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         exit_code = 0
         with open(worker_log, "w", encoding="utf-8") as log:
             try:
