@@ -86,9 +86,12 @@ def test_a_useful_answer_found_again_raises_a_later_sessions_evidence_score(serv
     assert status == 200
     case_id = body["caseId"]
 
-    # The worker's indexer indexes the new case; then it is found.
+    # The worker's indexer indexes the new case; then it is found. Asked by words of its
+    # answer only: its error code finds it as soon as the worker has read the code from
+    # the answer, before its passages are indexed (the model may still be loading).
     def indexed() -> bool:
-        hits = post_json(f"{base}/api/cases/search", {"query": "ERROR 1205"}, key=key)[1]["hits"]
+        query = {"query": "长事务持有行锁，拆分大事务"}
+        hits = post_json(f"{base}/api/cases/search", query, key=key)[1]["hits"]
         return case_id in [hit["caseId"] for hit in hits]
 
     wait_for(indexed, timeout=60, what="the worker to index the new case")
