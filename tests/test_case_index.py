@@ -277,9 +277,9 @@ def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None
     held = VectorMatrix(8, capacity=2)  # loaded with room for two passages
 
     for n in range(5):
-        held.add(f"case-{n}", [f"case-{n}:0"], vectors[n : n + 1])
+        held.add(f"case-{n}", [0], vectors[n : n + 1])
     held.drop("case-1")
-    held.add("case-5", ["case-5:0"], vectors[5:6])
+    held.add("case-5", [0], vectors[5:6])
 
     assert len(held) == 5
     for n in (0, 2, 3, 4, 5):

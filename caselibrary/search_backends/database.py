@@ -89,19 +89,19 @@ class VectorMatrix:
             self.cases[row] = None
             self.free.append(row)
 
-    def add(self, case_id: str, ids: list[str], vectors: np.ndarray) -> None:
+    def add(self, case_id: str, numbers: list[int], vectors: np.ndarray) -> None:
         rows = self.rows.setdefault(case_id, [])
         vectors = np.asarray(vectors, dtype=np.float32)
         peaks = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
         scales = np.where(peaks > 0, peaks / 127, 1.0).astype(np.float32)
         quantised = np.rint(vectors / scales[:, None]).astype(np.int8)
-        for pid, row_values, scale in zip(ids, quantised, scales, strict=True):
+        for number, row_values, scale in zip(numbers, quantised, scales, strict=True):
             row = self.free.pop() if self.free else self._grow()
             self.matrix[row] = row_values
             self.scales[row] = scale
             self.live[row] = True
             self.cases[row] = case_id
-            self.numbers[row] = int(pid.rpartition(":")[2])
+            self.numbers[row] = number
             rows.append(row)
 
     def _grow(self) -> int:
@@ -199,6 +199,8 @@ class DatabaseBackend:
         segments on its own. True when the index was compacted."""
         if connection.vendor != "mysql" or connection.in_atomic_block:
             return False
+        # SQL, not the ORM: server variables and OPTIMIZE TABLE are administration,
+        # which the ORM has no form for. No parameters.
         try:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT @@GLOBAL.innodb_optimize_fulltext_only")
@@ -231,7 +233,7 @@ class DatabaseBackend:
     def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
         # SQL, not the ORM: Django has no full-text query for SQLite's FTS5 (a virtual
         # table) or for MariaDB's MATCH ... AGAINST (it ships one for PostgreSQL only).
-        # The only SQL outside migrations; parameterised.
+        # Parameterised; the only other SQL outside migrations is compact()'s.
         keys = list(dict.fromkeys(lexemes(terms).split()))
         if not keys:
             return []
@@ -324,12 +326,14 @@ class DatabaseBackend:
 
     @staticmethod
     def _add_rows(vectors: VectorMatrix, rows: list[tuple[str, int, bytes]]) -> None:
-        by_case: dict[str, tuple[list[str], list[bytes]]] = {}
+        by_case: dict[str, tuple[list[int], list[bytes]]] = {}
         for case_id, number, blob in rows:
-            ids, blobs = by_case.setdefault(case_id, ([], []))
-            ids.append(passage_id(case_id, number))
+            numbers, blobs = by_case.setdefault(case_id, ([], []))
+            numbers.append(number)
             blobs.append(bytes(blob))
-        for case_id, (ids, blobs) in by_case.items():
-            matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), EMBEDDING_DIM)
+        for case_id, (numbers, blobs) in by_case.items():
+            matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(
+                len(numbers), EMBEDDING_DIM
+            )
             vectors.drop(case_id)
-            vectors.add(case_id, ids, matrix)
+            vectors.add(case_id, numbers, matrix)
