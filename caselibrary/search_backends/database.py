@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
 from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
 from caselibrary.models import CaseIndexLog, CasePassage
@@ -152,17 +152,38 @@ class DatabaseBackend:
         self._vectors: VectorMatrix | None = None
         self._seq = 0
         self._checked = 0.0
-        self._compact_refused = False
 
     # --- writing -----------------------------------------------------------------
 
     def replace(self, case_pks: Sequence[str], passages: Sequence[IndexedPassage]) -> None:
+        """Store `passages` as the whole of these cases' passages. A passage whose text,
+        terms and model are what is stored already keeps its row: a case is indexed again
+        after any change to its row (a reuse counted, a category edited), and on MariaDB
+        a deleted row stays in the FULLTEXT index, filtered out of every query that finds
+        it, until the table is rebuilt (6,000 of them made each full-text query 1.6 ms
+        slower)."""
+        wanted = {(p.case_pk, int(p.passage_id.rpartition(":")[2])): p for p in passages}
         with transaction.atomic():
-            CasePassage.objects.filter(case_id__in=list(case_pks)).delete()
+            stored = CasePassage.objects.filter(case_id__in=list(case_pks)).values_list(
+                "id", "case_id", "number", "kind", "text", "terms", "model"
+            )
+            kept, stale = set(), []
+            for row_id, case_id, number, kind, text, terms, model in stored:
+                p = wanted.get((case_id, number))
+                if p is not None and (kind, text, terms, model) == (
+                    p.kind,
+                    p.text,
+                    p.terms,
+                    EMBEDDING_MODEL,
+                ):
+                    kept.add((case_id, number))
+                else:
+                    stale.append(row_id)
+            CasePassage.objects.filter(id__in=stale).delete()
             CasePassage.objects.bulk_create(
                 CasePassage(
                     case_id=p.case_pk,
-                    number=int(p.passage_id.rpartition(":")[2]),
+                    number=number,
                     kind=p.kind,
                     text=p.text,
                     terms=p.terms,
@@ -170,7 +191,8 @@ class DatabaseBackend:
                     vector=np.asarray(p.vector, dtype="<f4").tobytes(),
                     model=EMBEDDING_MODEL,
                 )
-                for p in passages
+                for (_, number), p in wanted.items()
+                if (p.case_pk, number) not in kept
             )
 
     def clear(self) -> None:
@@ -180,60 +202,12 @@ class DatabaseBackend:
     def count(self) -> int:
         return CasePassage.objects.count()
 
-    def compact(self) -> bool:
-        """Purge the passages deleted since the last call from MariaDB's FULLTEXT index.
-
-        InnoDB keeps a deleted row's words in the index and filters the row out of every
-        query that finds it, until OPTIMIZE TABLE: 6,000 deleted passages made each
-        full-text query 1.6 ms slower (p50 0.26 -> 1.83 ms at 11,500 passages), and the
-        indexer deletes a case's passages each time it indexes the case again. With
-        innodb_optimize_fulltext_only, OPTIMIZE TABLE purges them (and writes the
-        index's cache of new words) without rebuilding the table: 0.3 s for 19,000
-        deleted passages. Each OPTIMIZE works through innodb_ft_num_word_optimize words
-        and the next one carries on: at 207,000 passages (46,000 words) a purge takes 25
-        of them, about a second each, spread over the indexer's runs. That switch is
-        global, so the database user needs the right to set it (SUPER); without it this
-        says so once in the log and does nothing.
-
-        Not inside a transaction (OPTIMIZE TABLE commits it). SQLite's FTS5 merges its
-        segments on its own. True when the index was compacted."""
-        if connection.vendor != "mysql" or connection.in_atomic_block:
-            return False
-        # SQL, not the ORM: server variables and OPTIMIZE TABLE are administration,
-        # which the ORM has no form for. No parameters.
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT @@GLOBAL.innodb_optimize_fulltext_only")
-                (already_on,) = cursor.fetchone()
-                cursor.execute("SET GLOBAL innodb_optimize_fulltext_only = ON")
-                try:
-                    # The first pass writes the words still in the index's cache, and
-                    # only then can the second purge the deleted rows they held.
-                    for _ in range(2):
-                        cursor.execute("OPTIMIZE TABLE case_passage")
-                        cursor.fetchall()
-                finally:
-                    if not already_on:
-                        cursor.execute("SET GLOBAL innodb_optimize_fulltext_only = OFF")
-        except DatabaseError as error:
-            if not self._compact_refused:
-                self._compact_refused = True
-                logger.warning(
-                    "the full-text index of case passages is not compacted: %s. Grant the "
-                    "service's database user SUPER, or run OPTIMIZE TABLE case_passage "
-                    "with innodb_optimize_fulltext_only=ON from time to time "
-                    "(docs/operations.md).",
-                    error,
-                )
-            return False
-        return True
-
     # --- reading -----------------------------------------------------------------
 
     def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
         # SQL, not the ORM: Django has no full-text query for SQLite's FTS5 (a virtual
         # table) or for MariaDB's MATCH ... AGAINST (it ships one for PostgreSQL only).
-        # Parameterised; the only other SQL outside migrations is compact()'s.
+        # Parameterised.
         keys = list(dict.fromkeys(lexemes(terms).split()))
         if not keys:
             return []

@@ -251,8 +251,6 @@ def case_indexer_run(*, seconds: float) -> int | None:
                 break
             stamp = _renew(stamp)
         CaseIndexLog.objects.filter(indexed_at__lt=timezone.now() - LOG_KEEP).delete()
-        if cases:
-            _store().compact()
     finally:
         if stamp is not None:
             _release(stamp)
