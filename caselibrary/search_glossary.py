@@ -248,26 +248,32 @@ def _terms(phrase: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _pairs() -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
-    """(the terms a phrase needs, the terms it brings), both directions, one per phrase."""
-    pairs = []
+def _pairs() -> dict[str, list[tuple[frozenset[str], frozenset[str]]]]:
+    """(the terms a phrase needs, the terms it brings), both directions, one per phrase,
+    listed under each term the phrase needs."""
+    by_term: dict[str, list[tuple[frozenset[str], frozenset[str]]]] = {}
     for line in ENTRIES.strip().splitlines():
         english, _, chinese = line.partition("=")
         english_phrases = [_terms(p) for p in english.split(",") if p.strip()]
         chinese_phrases = [_terms(p) for p in chinese.split(",") if p.strip()]
         english_terms = frozenset().union(*english_phrases)
         chinese_terms = frozenset().union(*chinese_phrases)
-        pairs.extend((phrase, chinese_terms) for phrase in english_phrases if phrase)
-        pairs.extend((phrase, english_terms) for phrase in chinese_phrases if phrase)
-    return tuple(pairs)
+        pairs = [(phrase, chinese_terms) for phrase in english_phrases]
+        pairs += [(phrase, english_terms) for phrase in chinese_phrases]
+        for needed, brought in pairs:
+            for term in needed:
+                by_term.setdefault(term, []).append((needed, brought))
+    return by_term
 
 
 def counterparts(terms: list[str]) -> list[str]:
-    """The terms in the other language of the glossary phrases that `terms` hold, in
-    glossary order, none of them already among `terms`."""
+    """The terms in the other language of the glossary phrases that `terms` hold, none of
+    them already among `terms`, in the order the question's terms find them."""
     held = set(terms)
     found: dict[str, None] = {}
-    for needed, brought in _pairs():
-        if needed <= held:
-            found.update(dict.fromkeys(sorted(brought - held)))
+    by_term = _pairs()
+    for term in dict.fromkeys(terms):
+        for needed, brought in by_term.get(term, ()):
+            if needed <= held:
+                found.update(dict.fromkeys(sorted(brought - held)))
     return list(found)

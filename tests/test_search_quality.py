@@ -67,8 +67,8 @@ def test_the_labelled_queries_meet_the_quality_targets(search_backend: str) -> N
     # between cases whose ids are random are broken differently) so a rerun does not
     # flake; the targets (hit@1 0.85, hit@3 0.95, MRR 0.9, 0.9 answered and 0.9
     # NONE when unanswerable) are not met yet and the README says so.
-    assert quality.hit_at_1 >= 0.79, (by_kind(asked), quality.misses)
-    assert quality.hit_at_3 >= 0.86, quality.misses
-    assert quality.mrr >= 0.82, quality.misses
-    assert quality.answered >= 0.87, quality.misses
-    assert quality.none_when_unanswerable >= 0.85, quality.misses
+    assert quality.hit_at_1 >= 0.80, (by_kind(asked), quality.misses)
+    assert quality.hit_at_3 >= 0.865, quality.misses
+    assert quality.mrr >= 0.83, quality.misses
+    assert quality.answered >= 0.875, quality.misses
+    assert quality.none_when_unanswerable >= 0.86, quality.misses
