@@ -153,7 +153,15 @@ if REDIS_URL:
         }
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Room for every rate-limit counter, cached API key and glossary word's share of the
+    # case passages (under a thousand): at the default 300 entries, a full cache drops a
+    # third of them, rate-limit counters included.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 
 # --- Auth, i18n, static -----------------------------------------------------
 

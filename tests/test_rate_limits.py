@@ -56,6 +56,17 @@ def test_a_key_is_refused_past_its_limit_and_told_when_to_retry(settings, fresh_
     assert 1 <= throttle.wait() <= 60
 
 
+def test_a_busy_local_cache_does_not_drop_a_keys_count(settings, fresh_cache) -> None:
+    settings.FEEDBACK_RATE_LIMIT = "3/min"
+    api_key = ApiKey(prefix="limit-busy")
+    first = [allowed(api_key) for _ in range(3)]
+    # What else the process caches: other clients' counters, API keys, search statistics.
+    cache.set_many({f"other-{n}": n for n in range(1_000)})
+
+    assert first == [True, True, True]
+    assert allowed(api_key) is False
+
+
 def test_each_key_has_its_own_limit(settings, fresh_cache) -> None:
     settings.FEEDBACK_RATE_LIMIT = "2/min"
     busy, quiet = ApiKey(prefix="busy"), ApiKey(prefix="quiet")

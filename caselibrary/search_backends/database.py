@@ -243,11 +243,11 @@ class DatabaseBackend:
         shares = cache.get_many(list(keys.values()))
         missing = {term: key for term, key in keys.items() if key not in shares}
         if missing:
-            total = self.count()
+            total = cache.get("case-passages") or self.count()
             if total < COMMON_TERMS_FROM:
                 return set()
             fresh = {key: self._holding(term) / total for term, key in missing.items()}
-            cache.set_many(fresh, TERM_COUNT_SECONDS)
+            cache.set_many({**fresh, "case-passages": total}, TERM_COUNT_SECONDS)
             shares.update(fresh)
         return {term for term, key in keys.items() if shares[key] > share}
 
