@@ -85,7 +85,8 @@ def question_for_embedding(query: str, counterpart_terms: Sequence[str] = ()) ->
     alike ("Kafka lag?" and "kafka LAG"), so the same question gets the same answer;
     then its glossary counterparts in the other language (caselibrary/search_glossary.py),
     which draw the question toward cases written in that language (on the labelled
-    questions, cross-language hit@1 0.69 -> 0.82 once the decision was calibrated again)."""
+    questions, cross-language hit@1 0.69 with the glossary in the full-text query alone,
+    0.81 with it here too)."""
     text = unicodedata.normalize("NFKC", query).casefold()
     question = " ".join(text.split()).rstrip("?？!！。.")
     return " ".join([question, *counterpart_terms])
@@ -283,8 +284,9 @@ def uncommon_terms(terms: list[str]) -> list[str]:
     """`terms` but those held by more than CASE_SEARCH_COMMON_SHARE of the passages: such a
     term weighs next to nothing in a BM25 ranking, and InnoDB's full-text query reads
     every passage that holds it (glossary words such as 连接 or 失败 are in a third of
-    the passages of a large library: the query took 3.9 ms at the median with them, 0.7
-    without, at 19,000 passages). Counted in the database that stores the passages,
+    the passages of the benchmark's 19,000: with every counterpart the query took
+    3.9-4.9 ms at the median, 3.2 ms without the common ones, 0.7-1.1 ms with the
+    question's own terms alone). Counted in the database that stores the passages,
     whichever backend serves the search."""
     if not terms:
         return []

@@ -4,10 +4,11 @@ written in the other language.
 The lexical ranking matches words, so an English question shares none with a Chinese case
 ("payment service memory leak" and "支付服务内存泄漏"); the embedding model bridges the two
 languages, but a small one does so weakly. A question's words that the glossary knows
-bring their counterparts in the other language into the lexical query (dictionary-based
-cross-language retrieval), in both directions. The entries are the everyday vocabulary of
-incidents (resources, symptoms, components, actions), not any library's content; an
-operator adds their own domain's words by adding lines.
+bring their counterparts in the other language, in both directions, into the full-text
+query (dictionary-based cross-language retrieval), into the text the model embeds and
+into the terms a passage is checked for (caselibrary/search_engine.py). The entries are
+the everyday vocabulary of incidents (resources, symptoms, components, actions), not any
+library's content; an operator adds their own domain's words by adding lines.
 
 Pure Python. Each line: English words = Chinese words, alternatives separated by commas on
 either side. A phrase of several words matches when the question holds all its terms.

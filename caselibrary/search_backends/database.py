@@ -163,7 +163,7 @@ class DatabaseBackend:
     def replace(self, case_pks: Sequence[str], passages: Sequence[IndexedPassage]) -> None:
         """Store `passages` as the whole of these cases' passages. A passage whose text,
         terms and model are what is stored already keeps its row: a case is indexed again
-        after any change to its row (a reuse counted, a category edited), and on MariaDB
+        after any change to its row (its category edited, say), and on MariaDB
         a deleted row stays in the FULLTEXT index, filtered out of every query that finds
         it, until the table is rebuilt (6,000 of them made each full-text query 1.6 ms
         slower)."""
