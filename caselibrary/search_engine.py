@@ -286,12 +286,12 @@ def uncommon_terms(terms: list[str]) -> list[str]:
     every passage that holds it (glossary words such as 连接 or 失败 are in a third of
     the passages of the benchmark's 19,000: with every counterpart the query took
     3.9-4.9 ms at the median, 3.2 ms without the common ones, 0.7-1.1 ms with the
-    question's own terms alone). Counted in the database that stores the passages,
+    question's own terms alone). Estimated in the database that stores the passages,
     whichever backend serves the search."""
     if not terms:
         return []
     store = get_backend("database")
-    common = store.common_terms(terms, settings.CASE_SEARCH_COMMON_SHARE)  # type: ignore[attr-defined]
+    common = store.common_terms(settings.CASE_SEARCH_COMMON_SHARE)  # type: ignore[attr-defined]
     return [term for term in terms if term not in common]
 
 

@@ -21,6 +21,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,10 +36,12 @@ from caselibrary.search_backends.base import IndexedPassage, rrf_fuse
 logger = logging.getLogger(__name__)
 
 LOAD_BATCH = 5_000
-# How long a term's share of the passages is trusted (common_terms): shares move slowly,
-# and a stale one only decides whether a glossary word joins a full-text query.
+# The common terms of the library (common_terms): estimated on the latest passages,
+# trusted for ten minutes (shares move slowly, and a stale one only decides whether a
+# glossary word joins a full-text query).
 TERM_COUNT_SECONDS = 600
 COMMON_TERMS_FROM = 1_000
+COMMON_TERMS_SAMPLE = 2_000
 # A process that has not refreshed for this long reloads everything: the log it would
 # read may have been pruned meanwhile (caselibrary/services/index.py keeps an hour).
 FULL_RELOAD_AFTER_SECONDS = 1800
@@ -234,39 +237,27 @@ class DatabaseBackend:
                 )
             return [(passage_id(c, n), float(s)) for c, n, s in cursor.fetchall()]
 
-    def common_terms(self, terms: Sequence[str], share: float) -> set[str]:
-        """Those of `terms` held by more than `share` of the stored passages, in a library
-        of at least COMMON_TERMS_FROM passages (in a smaller one no term costs a
-        full-text query much). Each term's share is counted once in TERM_COUNT_SECONDS,
-        in Django's cache (shared by the processes when it is Redis)."""
-        keys = {term: f"case-term-share:{lexeme(term)}" for term in dict.fromkeys(terms)}
-        shares = cache.get_many(list(keys.values()))
-        missing = {term: key for term, key in keys.items() if key not in shares}
-        if missing:
-            total = cache.get("case-passages") or self.count()
-            if total < COMMON_TERMS_FROM:
-                return set()
-            fresh = {key: self._holding(term) / total for term, key in missing.items()}
-            cache.set_many({**fresh, "case-passages": total}, TERM_COUNT_SECONDS)
-            shares.update(fresh)
-        return {term for term, key in keys.items() if shares[key] > share}
-
-    def _holding(self, term: str) -> int:
-        """How many stored passages hold `term`."""
-        # SQL, not the ORM, for the reason lexical() gives. Parameterised.
-        with connection.cursor() as cursor:
-            if connection.vendor == "sqlite":
-                cursor.execute(
-                    "SELECT COUNT(*) FROM case_passage_fts WHERE case_passage_fts MATCH %s",
-                    [lexeme(term)],
-                )
-            else:
-                cursor.execute(
-                    "SELECT COUNT(*) FROM case_passage"
-                    " WHERE MATCH (lexemes) AGAINST (%s IN BOOLEAN MODE)",
-                    [lexeme(term)],
-                )
-            return cursor.fetchone()[0]
+    def common_terms(self, share: float) -> frozenset[str]:
+        """The terms held by more than `share` of the stored passages, estimated on the
+        latest COMMON_TERMS_SAMPLE of them (one read of their terms, no full-text query:
+        counting a common word's passages costs what leaving it out saves). None while
+        fewer than COMMON_TERMS_FROM passages are stored: there no term costs a query
+        much. Kept TERM_COUNT_SECONDS in Django's cache."""
+        key = f"case-common-terms:{share}"
+        common = cache.get(key)
+        if common is None:
+            sample = list(
+                CasePassage.objects.order_by("-id").values_list("terms", flat=True)[
+                    :COMMON_TERMS_SAMPLE
+                ]
+            )
+            common = frozenset()
+            if len(sample) >= COMMON_TERMS_FROM:
+                held = Counter(term for terms in sample for term in set(terms.split()))
+                limit = share * len(sample)
+                common = frozenset(term for term, n in held.items() if n > limit)
+            cache.set(key, common, TERM_COUNT_SECONDS)
+        return common
 
     def known_terms(self, terms: Sequence[str]) -> set[str]:
         """Those of `terms` that some stored passage holds (one index lookup each)."""

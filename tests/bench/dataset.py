@@ -444,8 +444,21 @@ class Loader:
         tables = [
             "otlp_span",
             "tool_catalog",
+            # The case library's search index and what points at its cases: a run on a
+            # database an earlier run used must not search that run's passages too.
+            "case_search_hit",
+            "case_search",
+            "case_reuse",
+            "case_duplicate",
+            "case_merge",
+            "case_import_source",
+            "case_passage",
+            "case_search_key",
+            "case_index_log",
             *reversed(TABLES),
             "case_structuring",
+            # After case_library: on SQLite, deleting its rows fires the change triggers.
+            "case_change",
             "django_q_ormq",
         ]
         tables.append("django_q_task")
