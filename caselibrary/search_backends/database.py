@@ -18,7 +18,6 @@ at most, the cases logged past the last entry it applied are reloaded from case_
 from __future__ import annotations
 
 import hashlib
-import logging
 import threading
 import time
 from collections import Counter
@@ -33,13 +32,11 @@ from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
 from caselibrary.models import CaseIndexLog, CasePassage
 from caselibrary.search_backends.base import IndexedPassage, rrf_fuse
 
-logger = logging.getLogger(__name__)
-
 LOAD_BATCH = 5_000
 # The common terms of the library (common_terms): estimated on the latest passages,
 # trusted for ten minutes (shares move slowly, and a stale one only decides whether a
 # glossary word joins a full-text query).
-TERM_COUNT_SECONDS = 600
+COMMON_TERMS_SECONDS = 600
 COMMON_TERMS_FROM = 1_000
 COMMON_TERMS_SAMPLE = 2_000
 # A process that has not refreshed for this long reloads everything: the log it would
@@ -178,12 +175,8 @@ class DatabaseBackend:
             kept, stale = set(), []
             for row_id, case_id, number, kind, text, terms, model in stored:
                 p = wanted.get((case_id, number))
-                if p is not None and (kind, text, terms, model) == (
-                    p.kind,
-                    p.text,
-                    p.terms,
-                    EMBEDDING_MODEL,
-                ):
+                same = p is not None and (kind, text, terms) == (p.kind, p.text, p.terms)
+                if same and model == EMBEDDING_MODEL:
                     kept.add((case_id, number))
                 else:
                     stale.append(row_id)
@@ -242,7 +235,7 @@ class DatabaseBackend:
         latest COMMON_TERMS_SAMPLE of them (one read of their terms, no full-text query:
         counting a common word's passages costs what leaving it out saves). None while
         fewer than COMMON_TERMS_FROM passages are stored: there no term costs a query
-        much. Kept TERM_COUNT_SECONDS in Django's cache."""
+        much. Kept COMMON_TERMS_SECONDS in Django's cache."""
         key = f"case-common-terms:{share}"
         common = cache.get(key)
         if common is None:
@@ -256,7 +249,7 @@ class DatabaseBackend:
                 held = Counter(term for terms in sample for term in set(terms.split()))
                 limit = share * len(sample)
                 common = frozenset(term for term, n in held.items() if n > limit)
-            cache.set(key, common, TERM_COUNT_SECONDS)
+            cache.set(key, common, COMMON_TERMS_SECONDS)
         return common
 
     def known_terms(self, terms: Sequence[str]) -> set[str]:
