@@ -22,7 +22,7 @@ from diagnosis.feedback_tokens import (
     feedback_token_session,
 )
 from diagnosis.models import ApiKey, ApiPermission
-from feedback.serializers import CREDENTIAL_IN_BODY, TOKEN_BODY_KEYS
+from feedback.body import CREDENTIAL_IN_BODY, TOKEN_BODY_KEYS
 
 KEYWORD = "Feedback"
 FORGED = "反馈令牌无效"

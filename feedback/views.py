@@ -14,7 +14,8 @@ from config.openapi import error_responses
 from diagnosis.apikeys import ApiKeyAuthentication
 from diagnosis.viewsets import ApiViewSet
 from feedback import services
-from feedback.serializers import FEEDBACK_RECORDED, FeedbackInput, FeedbackResponse, feedback_body
+from feedback.body import FEEDBACK_BODY_SCHEMA, InvalidFeedbackBody, feedback_body_from
+from feedback.serializers import FEEDBACK_RECORDED, FeedbackResponse, feedback_body
 from feedback.throttling import FeedbackKeyThrottle
 from feedback.tokens import (
     FeedbackAddressThrottle,
@@ -89,7 +90,7 @@ class FeedbackViewSet(ApiViewSet):
             "(The other endpoints answer errors as "
             '`{"success": false, "message", "code", "errors"?}`.)'
         ),
-        request=FeedbackInput,
+        request={"application/json": FEEDBACK_BODY_SCHEMA},
         responses={
             200: OpenApiResponse(FeedbackResponse, description="反馈已记录"),
             **error_responses(
@@ -98,20 +99,20 @@ class FeedbackViewSet(ApiViewSet):
         },
     )
     def create(self, request: Request) -> Response:
-        serializer = FeedbackInput(data=request.data)
-        if not serializer.is_valid():
+        try:
+            body = feedback_body_from(request.data)
+        except InvalidFeedbackBody as problem:
             return Response(
-                feedback_body(success=False, message=serializer.first_error()),
+                feedback_body(success=False, message=str(problem)),
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        session_id = serializer.validated_data["sessionId"]
-        check_token_session(request, session_id)
-        tag_request(session_id)
+        check_token_session(request, body.session_id)
+        tag_request(body.session_id)
         result = services.feedback_submit(
-            session_id=session_id,
-            feedback=serializer.validated_data["feedback"],
+            session_id=body.session_id,
+            feedback=body.feedback,
             with_token=isinstance(request.auth, FeedbackToken),
-            **serializer.details(),
+            **body.details(),
         )
         return Response(
             feedback_body(success=True, message=FEEDBACK_RECORDED, case_id=result.case_id)

@@ -179,6 +179,9 @@ BAD_FEEDBACK = "feedback 取值无效，允许的值：useful, not_useful"
         ({"sessionId": 42, "feedback": "useful"}, "sessionId 必须是字符串"),
         ({"sessionId": "fb 1", "feedback": "useful"}, "sessionId 只能包含 A-Z a-z 0-9 . _ : -"),
         ({"sessionId": "fb-1';--", "feedback": "useful"}, "sessionId 只能包含 A-Z a-z 0-9 . _ : -"),
+        ({"sessionId": "fb-1\x00", "feedback": "useful"}, "sessionId 只能包含 A-Z a-z 0-9 . _ : -"),
+        # One problem, one message: the first in the order sessionId, feedback, reason...
+        ({"sessionId": 42, "feedback": "Useful", "reason": 1}, "sessionId 必须是字符串"),
     ],
 )
 def test_invalid_bodies_are_400_in_the_contract_shape_and_write_nothing(
