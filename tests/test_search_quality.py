@@ -65,10 +65,11 @@ def test_the_labelled_queries_meet_the_quality_targets(search_backend: str) -> N
     # What the service reaches today (README, "Case search quality"), a little below the
     # lowest of the backends (on MariaDB figures move by up to 0.01 from run to run: ties
     # between cases whose ids are random are broken differently) so a rerun does not
-    # flake; the targets (hit@1 0.85, hit@3 0.95, MRR 0.9, 0.9 answered and 0.9
-    # NONE when unanswerable) are not met yet and the README says so.
-    assert quality.hit_at_1 >= 0.80, (by_kind(asked), quality.misses)
-    assert quality.hit_at_3 >= 0.865, quality.misses
-    assert quality.mrr >= 0.83, quality.misses
-    assert quality.answered >= 0.875, quality.misses
-    assert quality.none_when_unanswerable >= 0.86, quality.misses
+    # flake. Met: hit@1 0.85 (SQLite, Milvus; MariaDB 0.83), answered 0.9 and NONE when
+    # unanswerable 0.9 (SQLite, Milvus; MariaDB 0.89); not met: hit@3 0.95, MRR 0.9; the
+    # README says so.
+    assert quality.hit_at_1 >= 0.82, (by_kind(asked), quality.misses)
+    assert quality.hit_at_3 >= 0.89, quality.misses
+    assert quality.mrr >= 0.85, quality.misses
+    assert quality.answered >= 0.9, quality.misses
+    assert quality.none_when_unanswerable >= 0.87, quality.misses
