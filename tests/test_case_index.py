@@ -287,6 +287,34 @@ def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None
     assert "case-1:0" not in [pid for pid, _ in held.nearest(vectors[1], 6)]
 
 
+def test_many_vectors_find_their_neighbours_in_one_scan_as_each_alone_would(
+    monkeypatch,
+) -> None:
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((40, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    held = VectorMatrix(16, capacity=40)
+    for n in range(40):
+        held.add(f"case-{n}", [0], vectors[n : n + 1])
+    held.drop("case-3")
+    # Room for the scores of three questions at a time: the questions come in chunks.
+    monkeypatch.setattr(VectorMatrix, "SCORES_HELD", 3 * 40)
+
+    together = held.nearest_each(vectors[:10], 5)
+
+    alone = [held.nearest(vector, 5) for vector in vectors[:10]]
+    assert [[pid for pid, _ in hits] for hits in together] == [
+        [pid for pid, _ in hits] for hits in alone
+    ]
+    assert np.allclose(
+        [[score for _, score in hits] for hits in together],
+        [[score for _, score in hits] for hits in alone],
+        atol=1e-5,
+    )
+    assert all(together[n][0][0] == f"case-{n}:0" for n in range(10) if n != 3)
+    assert all("case-3:0" not in [pid for pid, _ in hits] for hits in together)
+
+
 def passage_rows(case: CaseLibrary) -> dict[str, int]:
     return dict(CasePassage.objects.filter(case_id=case.case_id).values_list("kind", "id"))
 

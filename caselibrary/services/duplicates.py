@@ -42,12 +42,16 @@ def cases_flag_duplicates(
     created = dict(
         CaseLibrary.objects.filter(case_id__in=list(by_case)).values_list("case_id", "created_at")
     )
+    # Every new passage's neighbours in one scan of the vectors.
+    neighbours = iter(
+        store.dense_each([p.vector for own in by_case.values() for p in own], NEIGHBOURS)
+    )
     flags = []
     for case_id, own in by_case.items():
         size = len(own)
         best: dict[str, list[float]] = defaultdict(lambda size=size: [0.0] * size)
-        for n, passage in enumerate(own):
-            for pid, cosine in store.dense(passage.vector, NEIGHBOURS):
+        for n in range(size):
+            for pid, cosine in next(neighbours):
                 other = pid.rpartition(":")[0]
                 if other != case_id:
                     best[other][n] = max(best[other][n], cosine)
