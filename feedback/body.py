@@ -10,9 +10,7 @@ benchmark (1.33 x slower). The checks are the same ones, one problem, one messag
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.validators import RegexValidator
-
-from diagnosis.models import SESSION_ID_MAX_LENGTH, SESSION_ID_REGEX, Feedback
+from diagnosis.models import SESSION_ID_MAX_LENGTH, SESSION_ID_REGEX, Feedback, validate_session_id
 from feedback.models import COMMENT_MAX_LENGTH, FeedbackReason
 
 ALLOWED_FEEDBACK = ", ".join(Feedback.values)
@@ -30,7 +28,6 @@ SESSION_ID_NOT_A_STRING = "sessionId 必须是字符串"
 SESSION_ID_BLANK = "sessionId 不能为空"
 SESSION_ID_TOO_LONG = f"sessionId 不能超过 {SESSION_ID_MAX_LENGTH} 个字符"
 SESSION_ID_INVALID = "sessionId 只能包含 A-Z a-z 0-9 . _ : -"
-_SESSION_ID = RegexValidator(SESSION_ID_REGEX).regex
 
 FREE_TEXT_LIMITS = {"comment": COMMENT_MAX_LENGTH, "correction": CORRECTION_MAX_LENGTH}
 
@@ -80,7 +77,7 @@ def _session_id(value: Any) -> str:
         raise InvalidFeedbackBody(SESSION_ID_BLANK)
     if len(value) > SESSION_ID_MAX_LENGTH:
         raise InvalidFeedbackBody(SESSION_ID_TOO_LONG)
-    if not _SESSION_ID.search(value):
+    if not validate_session_id.regex.search(value):
         raise InvalidFeedbackBody(SESSION_ID_INVALID)
     return value
 

@@ -1,69 +1,55 @@
 """How similar cases are ordered: the fused ranking, raised by the question's words a case
-holds."""
+holds. Two runbooks of the labelled set each time, indexed by the service's own indexer
+and searched with the real model and the database's own full-text index."""
 
 import pytest
 
-from caselibrary.models import CasePassage
 from caselibrary.search_engine import L1, rank_cases
-from caselibrary.services.index import case_index_build
-from tests.factories import CaseLibraryFactory
+from tests.search_quality.evaluate import case_id_of, index_library, load_library
 
-QUESTION = "kafka consumer lag keeps growing after a rebalance"
-
-
-class FixedRankings:
-    """Both rankings put `first` above `second`, whatever the question."""
-
-    def __init__(self, first: str, second: str) -> None:
-        self.order = [(first, 0.6), (second, 0.5)]
-
-    def lexical(self, terms: str, depth: int) -> list[tuple[str, float]]:
-        return self.order
-
-    def dense(self, vector: object, depth: int) -> list[tuple[str, float]]:
-        return self.order
-
-
-@pytest.fixture
-def two_cases(db):  # type: ignore[no-untyped-def]
-    lag = CaseLibraryFactory(
-        title="Kafka consumer lag keeps growing after a rebalance storm",
-        root_cause="Consumers exceed max.poll.interval.ms, the group rebalances again.",
-        solution="Lower max.poll.records.",
-    )
-    cpu = CaseLibraryFactory(
-        title="CPU 使用率飙高：频繁 Full GC",
-        root_cause="老年代被大对象占满，JVM 频繁 Full GC。",
-        solution="调整堆大小。",
-    )
-    case_index_build()
-    titles = {
-        case.case_id: f"{case.case_id}:{number}"
-        for case in (lag, cpu)
-        for number in CasePassage.objects.filter(case_id=case.case_id, kind="title").values_list(
-            "number", flat=True
-        )
-    }
-    return lag, cpu, titles
+# A question, the runbook that answers it (it holds most of the question's words), and
+# one that the two rankings together place above it.
+QUESTIONS = [
+    (
+        "同一天装的那批 worker 一起掉线，机器上的代理说 Unauthorized，CSR 一直 Pending",
+        "kubelet-client-cert-expired",
+        "websocket-disconnect-60s",
+    ),
+    (
+        "pipelines die mid-morning when fetching node:20 from the public registry, "
+        "retry hours later works",
+        "ci-dockerhub-rate-limit",
+        "es-cluster-red-unassigned-shards",
+    ),
+]
 
 
-def similar_order(**kwargs: object) -> list[str]:
-    ranked = rank_cases(query=QUESTION, limit=3, **kwargs)
-    return [hit.case_id for hit in ranked.candidates if hit.match_level == L1]
+def similar_order(question: str, keys: dict[str, str]) -> list[str]:
+    ranked = rank_cases(query=question, limit=3)
+    return [keys[hit.case_id] for hit in ranked.candidates if hit.match_level == L1]
 
 
-def test_a_case_holding_the_questions_words_ranks_above_one_both_rankings_put_first(
-    two_cases,
+def two_runbooks(*wanted: str) -> dict[str, str]:
+    library = [case for case in load_library() if case["key"] in wanted]
+    index_library(library)
+    return {case_id_of(case["key"]): case["key"] for case in library}
+
+
+# Committed: MariaDB's FULLTEXT index sees only committed rows.
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("question", "right", "other"), QUESTIONS)
+def test_the_case_holding_the_questions_words_ranks_first(question, right, other) -> None:
+    keys = two_runbooks(right, other)
+
+    assert similar_order(question, keys) == [right, other]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("question", "right", "other"), QUESTIONS)
+def test_without_the_coverage_weight_the_fused_order_stands(
+    question, right, other, settings
 ) -> None:
-    lag, cpu, titles = two_cases
-    rankings = FixedRankings(first=titles[cpu.case_id], second=titles[lag.case_id])
-
-    assert similar_order(backend=rankings) == [lag.case_id, cpu.case_id]
-
-
-def test_without_the_coverage_weight_the_fused_order_stands(two_cases, settings) -> None:
     settings.CASE_SEARCH_COVERAGE_WEIGHT = 0
-    lag, cpu, titles = two_cases
-    rankings = FixedRankings(first=titles[cpu.case_id], second=titles[lag.case_id])
+    keys = two_runbooks(right, other)
 
-    assert similar_order(backend=rankings) == [cpu.case_id, lag.case_id]
+    assert similar_order(question, keys) == [other, right]

@@ -141,10 +141,10 @@ class VectorMatrix:
         found: list[list[tuple[str, float]]] = []
         # The scores of a chunk of queries at once: at most SCORES_HELD floats.
         chunk = max(1, self.SCORES_HELD // used)
+        block = np.empty((min(self.BLOCK, used), self.dim), dtype=np.float32)
         for first in range(0, len(vectors), chunk):
             queries = vectors[first : first + chunk]
             scores = np.empty((used, len(queries)), dtype=np.float32)
-            block = np.empty((min(self.BLOCK, used), self.dim), dtype=np.float32)
             for start in range(0, used, self.BLOCK):
                 rows = self.matrix[start : min(start + self.BLOCK, used)]
                 converted = block[: len(rows)]
@@ -282,7 +282,7 @@ class DatabaseBackend:
         """`dense` for each of `vectors`, in one scan of the held vectors."""
         if not len(vectors):
             return []
-        return self.vectors().nearest_each(np.asarray(vectors, dtype=np.float32), limit)
+        return self.vectors().nearest_each(np.asarray(vectors), limit)
 
     def hybrid(
         self, terms: str, vector: np.ndarray, limit: int, rrf_k: int
