@@ -290,9 +290,9 @@ class CasePassage(models.Model):
     text = models.TextField(_("text"))
     # search_text.search_terms(text): what the search engine ranks.
     terms = models.TextField(_("terms"))
-    # `terms` as the database's full-text engine indexes them: each term a fixed-length
-    # key of letters and digits, so no minimum token size, stopword list or tokenizer
-    # of the engine drops or splits a term (caselibrary/search_backends/database.py).
+    # `terms` as SQLite's FTS5 indexes them: each term a fixed-length key of letters and
+    # digits, so the engine's tokenizer neither drops nor splits a term
+    # (caselibrary/search_backends/database.py; MariaDB/MySQL rank `terms` in memory).
     lexemes = models.TextField(_("lexemes"))
     # float32 x EMBEDDING_DIM, little-endian, length 1.
     vector = models.BinaryField(_("vector"))

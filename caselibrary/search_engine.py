@@ -125,9 +125,7 @@ def unknown_names(
     library knows (a part of "istio-proxy" such as "proxy") is not unknown.
 
     `held`: terms already known to be stored (those of the passages the search has read),
-    not asked again. The store is asked for the others; on MariaDB its FULLTEXT index
-    sees committed rows only, and the passages read cover what the current transaction
-    indexed itself."""
+    not asked again. The store is asked for the others."""
     names: dict[str, list[str]] = {}
     for match in _NAME.finditer(query):
         word = match.group()
@@ -143,8 +141,8 @@ def unknown_names(
     unheld = {word: terms for word, terms in names.items() if not held.intersection(terms)}
     if not unheld:
         return []
-    if known_terms is None:  # the store of record, whichever backend serves the search
-        known_terms = get_backend("database").known_terms  # type: ignore[attr-defined]
+    if known_terms is None:  # the backend that serves the search
+        known_terms = get_backend().known_terms
     known = known_terms([t for terms in unheld.values() for t in terms])
     return [word for word, terms in unheld.items() if not known.intersection(terms)]
 
@@ -292,12 +290,12 @@ def rank_cases(
 
 def uncommon_terms(terms: list[str]) -> list[str]:
     """`terms` but those held by more than CASE_SEARCH_COMMON_SHARE of the passages: such a
-    term weighs next to nothing in a BM25 ranking, and InnoDB's full-text query reads
-    every passage that holds it (glossary words such as 连接 or 失败 are in a third of
-    the passages of the benchmark's 19,000: with every counterpart the query took
-    3.9-4.9 ms at the median, 3.2 ms without the common ones, 0.7-1.1 ms with the
-    question's own terms alone). Estimated in the database that stores the passages,
-    whichever backend serves the search."""
+    term weighs next to nothing in a BM25 ranking, and the lexical query reads every
+    passage that holds it (glossary words such as 连接 or 失败 are in a third of the
+    passages of the benchmark's 19,000: when MariaDB ranked them with InnoDB's full-text
+    query, with every counterpart it took 3.9-4.9 ms at the median, 3.2 ms without the
+    common ones, 0.7-1.1 ms with the question's own terms alone). Estimated in the
+    database that stores the passages, whichever backend serves the search."""
     if not terms:
         return []
     store = get_backend("database")

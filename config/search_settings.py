@@ -8,8 +8,9 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_float, env_int, env_str
 
-# Which engine stores the case library's passages: "database" (this database: SQLite FTS5
-# or a MariaDB FULLTEXT index, vectors searched in memory) or "milvus" (a Milvus server).
+# Which engine stores the case library's passages: "database" (this database: BM25 by
+# SQLite FTS5, or on MariaDB/MySQL by a term index in memory; vectors searched in memory)
+# or "milvus" (a Milvus server).
 CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
 if CASE_SEARCH_BACKEND not in ("database", "milvus"):
     raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
@@ -42,7 +43,7 @@ CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
 CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
 CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
 # A glossary word held by more than this share of the passages stays out of the
-# full-text query (caselibrary/search_engine.py, uncommon_terms).
+# lexical query (caselibrary/search_engine.py, uncommon_terms).
 CASE_SEARCH_COMMON_SHARE = env_float("CASE_SEARCH_COMMON_SHARE", 0.1)
 # How often (seconds) a serving process looks for newly indexed cases.
 CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)

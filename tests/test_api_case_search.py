@@ -106,8 +106,6 @@ def test_asking_a_cases_own_title_is_an_exact_hit(api, library) -> None:
     assert body["hits"][0]["caseId"] == library["lag"].case_id
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     ("query", "case"),
     [
@@ -186,9 +184,8 @@ def test_an_unknown_name_is_a_capitalised_word_none_of_whose_terms_the_library_h
     assert asked == [["mongodb"]]
 
 
-# Committed: MariaDB's FULLTEXT index sees committed rows only, and without the lexical
-# ranking the CPU case's passage reads closer to "CPU is fine" than the Kafka one.
-@pytest.mark.django_db(transaction=True)
+# Without the lexical ranking the CPU case's passage reads closer to "CPU is fine" than
+# the Kafka one.
 def test_a_question_about_kafka_lag_never_returns_the_cpu_case(api, library) -> None:
     body = search(api, query="kafka lag is high and CPU is fine").json()
 
@@ -380,8 +377,6 @@ def test_a_case_deleted_since_the_index_was_built_is_not_returned(api, library) 
 # --- Explain and the lexical fallback ------------------------------------------------
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 def test_explain_shows_each_hits_ranks_and_the_passage_that_matched(api, library) -> None:
     body = search(api, query="consumer group lag growing after rebalances", explain=True).json()
     plain = search(api, query="consumer group lag growing after rebalances").json()
@@ -401,8 +396,6 @@ def test_explain_must_be_true_or_false(api, library) -> None:
     assert "explain" in response.json()["errors"]
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
     api, library, monkeypatch
 ) -> None:
@@ -452,8 +445,6 @@ def test_a_search_runs_its_matrix_products_on_one_thread_per_process(api, librar
     assert blas and all(pool["num_threads"] == 1 for pool in blas)
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     ("query", "case"),
     [
@@ -470,8 +461,6 @@ def test_a_question_in_the_other_language_finds_the_case(
     assert body["hits"][0]["caseId"] == library[case].case_id
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 def test_without_the_model_an_english_question_still_finds_a_chinese_case_by_the_glossary(
     api, library, monkeypatch
 ) -> None:

@@ -64,8 +64,6 @@ def lexically_ranked(query: str) -> set[str]:
     return {hit.case_id for hit in ranked.candidates if hit.lexical_rank is not None}
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 def test_a_glossary_word_most_passages_hold_stays_out_of_the_full_text_query(
     failures, settings, monkeypatch
 ) -> None:
@@ -84,8 +82,6 @@ def test_a_glossary_word_most_passages_hold_stays_out_of_the_full_text_query(
     cache.clear()
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 def test_in_a_small_library_no_glossary_word_is_left_out(failures, settings) -> None:
     settings.CASE_SEARCH_COMMON_SHARE = 0.5
 

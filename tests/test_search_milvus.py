@@ -75,6 +75,14 @@ def test_a_replaced_case_is_found_by_its_new_text_and_no_longer_by_its_old(
     assert backend.lexical(search_terms("重启应用"), 10) == []
 
 
+def test_the_terms_a_stored_passage_holds_are_known_and_others_not(
+    backend: MilvusBackend,
+) -> None:
+    backend.replace(["kafka"], [passage("kafka", 0, "Kafka consumer lag keeps growing")])
+
+    assert backend.known_terms(["kafka", "mongodb", "lag", "hbase"]) == {"kafka", "lag"}
+
+
 def test_a_case_replaced_with_no_passages_is_gone_and_the_others_stay(
     backend: MilvusBackend,
 ) -> None:

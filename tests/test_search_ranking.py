@@ -1,11 +1,13 @@
 """How similar cases are ordered: the fused ranking, raised by the question's words a case
 holds. Two runbooks of the labelled set each time, indexed by the service's own indexer
-and searched with the real model and the database's own full-text index."""
+and searched with the real model and the backend's own lexical ranking."""
 
 import pytest
 
 from caselibrary.search_engine import L1, rank_cases
 from tests.search_quality.evaluate import case_id_of, index_library, load_library
+
+pytestmark = pytest.mark.django_db
 
 # A question, the runbook that answers it (it holds most of the question's words), and
 # one that the two rankings together place above it.
@@ -35,8 +37,6 @@ def two_runbooks(*wanted: str) -> dict[str, str]:
     return {case_id_of(case["key"]): case["key"] for case in library}
 
 
-# Committed: MariaDB's FULLTEXT index sees only committed rows.
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("question", "right", "other"), QUESTIONS)
 def test_the_case_holding_the_questions_words_ranks_first(question, right, other) -> None:
     keys = two_runbooks(right, other)
@@ -44,7 +44,6 @@ def test_the_case_holding_the_questions_words_ranks_first(question, right, other
     assert similar_order(question, keys) == [right, other]
 
 
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("question", "right", "other"), QUESTIONS)
 def test_without_the_coverage_weight_the_fused_order_stands(
     question, right, other, settings

@@ -12,7 +12,8 @@ decision) is the same for all of them: caselibrary/search_engine.py.
 - `IndexedPassage.vector` is a row of `caselibrary.embedding.embed_texts`.
 
 `get_backend()` picks the backend named by settings.CASE_SEARCH_BACKEND: "database" (the
-default: SQLite FTS5 or a MariaDB FULLTEXT index, vectors searched in memory) or "milvus"
+default: BM25 by SQLite FTS5 or, on MariaDB/MySQL, a term index in memory; vectors searched
+in memory) or "milvus"
 (caselibrary.search_backends.milvus.MilvusBackend).
 """
 
@@ -62,6 +63,9 @@ class SearchBackend(Protocol):
 
     def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
         """(passage_id, score), best first: the engine's BM25-family ranking."""
+
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """Those of `terms` that some stored passage holds."""
 
     def dense(self, vector: numpy.ndarray, limit: int) -> list[tuple[str, float]]:
         """(passage_id, cosine), best first."""

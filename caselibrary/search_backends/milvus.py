@@ -129,6 +129,10 @@ class MilvusBackend:
                     expr += f" and passage_id not in {collection.quoted(kept)}"
                 client.delete(self.collection, filter=expr, timeout=self.timeout)
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """Those of `terms` that some stored passage holds (one BM25 search each)."""
+        return {term for term in dict.fromkeys(terms) if self.lexical(term, 1)}
+
     def lexical(self, terms: str, limit: int) -> list[tuple[str, float]]:
         words = engine_terms(terms)
         if not words or limit <= 0:
