@@ -138,11 +138,16 @@ class TermIndex:
         if row == len(self._live):
             self._grow()
         length = len(terms.split())
+        rows = self.rows_of.get(case_id)
+        if rows is None:
+            rows = self.rows_of[case_id] = []
+        else:
+            case_id = self.cases[rows[0]]  # one string object per case, not per row
+        rows.append(row)
         self.cases.append(case_id)
         self._numbers[row] = number
         self._lengths[row] = length
         self._live[row] = True
-        self.rows_of.setdefault(case_id, []).append(row)
         self.live_rows += 1
         self._total_length += length
         return row
