@@ -29,6 +29,14 @@ import numpy as np
 K1 = 1.2
 B = 0.75
 MAX_COUNT = 255  # a term's count in one passage is held in a byte
+# A posting packed for the build: term id (up to 2^23) | row (up to 2^32) | count (a byte).
+_COUNT_BITS = 8
+_ROW_SHIFT = 32
+_TERM_SHIFT = _ROW_SHIFT + _COUNT_BITS
+_ROW_MASK = (1 << _ROW_SHIFT) - 1
+_COUNT_MASK = (1 << _COUNT_BITS) - 1
+BUILD_CHUNK = 1 << 20  # postings unpacked at a time
+TOKENS_HELD = 1 << 16  # a passage's tokens are strings: few held at a time
 
 
 class TermIndex:
@@ -52,22 +60,54 @@ class TermIndex:
 
     @classmethod
     def built(cls, passages: Iterable[tuple[str, int, str]]) -> TermIndex:
-        """An index of `passages` (case id, passage number, terms), built in one go."""
+        """An index of `passages` (case id, passage number, terms), built in one go.
+
+        Each posting is packed in one integer (term id, row, count), sorted once in place
+        and unpacked a slice at a time: a first version that counted each passage's
+        terms in Python and sorted the postings by an index took 14.3 s and peaked about
+        230 MB above what it kept for 207,000 passages (9.8 million postings)."""
         index = cls()
-        term_of_posting, rows, counts = array("i"), array("i"), array("B")
+        parts = []
+        chunk: list[str] = []
+        lengths: list[int] = []
+        first_row = 0
         for case_id, number, terms in passages:
-            row = index._new_row(case_id, number, terms)
-            for term, count in Counter(terms.split()).items():
-                term_of_posting.append(index._term_id(term))
-                rows.append(row)
-                counts.append(min(count, MAX_COUNT))
-        terms_np = np.frombuffer(term_of_posting, dtype=np.int32)
-        order = np.argsort(terms_np, kind="stable")
-        index._rows = np.frombuffer(rows, dtype=np.int32)[order]
-        index._counts = np.frombuffer(counts, dtype=np.uint8)[order]
+            tokens = terms.split()
+            index._new_row(case_id, number, len(tokens))
+            chunk += tokens
+            lengths.append(len(tokens))
+            if len(chunk) >= TOKENS_HELD:
+                parts.append(index._packed(chunk, lengths, first_row))
+                first_row += len(lengths)
+                chunk, lengths = [], []
+        parts.append(index._packed(chunk, lengths, first_row))
+        if len(index.term_ids) >= 1 << (63 - _TERM_SHIFT):
+            raise ValueError(f"{len(index.term_ids):,} distinct terms: more than a build packs")
+        packed = np.concatenate(parts)
+        del parts
+        packed.sort()
+        index._rows = np.empty(len(packed), dtype=np.int32)
+        index._counts = np.empty(len(packed), dtype=np.uint8)
+        held = np.zeros(len(index.term_ids), dtype=np.int64)
+        for start in range(0, len(packed), BUILD_CHUNK):
+            part = packed[start : start + BUILD_CHUNK]
+            index._rows[start : start + len(part)] = (part >> _COUNT_BITS) & _ROW_MASK
+            index._counts[start : start + len(part)] = part & _COUNT_MASK
+            held += np.bincount(part >> _TERM_SHIFT, minlength=len(index.term_ids))
         index._starts = np.zeros(len(index.term_ids) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(terms_np, minlength=len(index.term_ids)), out=index._starts[1:])
+        np.cumsum(held, out=index._starts[1:])
         return index
+
+    def _packed(self, tokens: list[str], lengths: list[int], first_row: int) -> np.ndarray:
+        """The postings of consecutive rows' `tokens`, each as term id, row and count
+        packed in one int64 (the term id highest, so that sorting orders them by term)."""
+        ids = self.term_ids
+        for token in dict.fromkeys(tokens).keys() - ids.keys():
+            ids[token] = len(ids)
+        term = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        rows = np.repeat(np.arange(first_row, first_row + len(lengths), dtype=np.int64), lengths)
+        keys, counts = np.unique((term << _ROW_SHIFT) | rows, return_counts=True)
+        return (keys << _COUNT_BITS) | np.minimum(counts, MAX_COUNT)
 
     def __len__(self) -> int:
         return self.live_rows
@@ -76,7 +116,7 @@ class TermIndex:
         return 1 - self.live_rows / len(self.cases) if self.cases else 0.0
 
     def add(self, case_id: str, number: int, terms: str) -> None:
-        row = self._new_row(case_id, number, terms)
+        row = self._new_row(case_id, number, len(terms.split()))
         for term, count in Counter(terms.split()).items():
             rows, counts = self._added.setdefault(self._term_id(term), (array("i"), array("B")))
             rows.append(row)
@@ -133,11 +173,10 @@ class TermIndex:
             term_id = self.term_ids[term] = len(self.term_ids)
         return term_id
 
-    def _new_row(self, case_id: str, number: int, terms: str) -> int:
+    def _new_row(self, case_id: str, number: int, length: int) -> int:
         row = len(self.cases)
         if row == len(self._live):
             self._grow()
-        length = len(terms.split())
         rows = self.rows_of.get(case_id)
         if rows is None:
             rows = self.rows_of[case_id] = []
