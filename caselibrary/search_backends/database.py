@@ -299,8 +299,16 @@ class DatabaseBackend:
         return self._vectors
 
     def term_index(self) -> TermIndex:
-        """The passages' terms (MariaDB/MySQL), refreshed from the indexer's log when due."""
+        """The passages' terms (MariaDB/MySQL), refreshed from the indexer's log when due.
+        Built at a process's first lexical search, not with the vectors: the indexer
+        reads only the vectors (near-duplicates), and holds no term index."""
         self._refresh()
+        if self._terms is None:
+            with self._lock:
+                if self._terms is None:
+                    # Newer than the log position the vectors were loaded at: the entries
+                    # after it are applied to it again, which changes nothing.
+                    self._terms = TermIndex.built(_all_terms())
         return self._terms
 
     def _refresh(self) -> None:
@@ -338,7 +346,8 @@ class DatabaseBackend:
                 break
             self._add_rows(vectors, [row[1:] for row in batch])
             last = batch[-1][0]
-        terms = TermIndex.built(_all_terms()) if not _full_text_in_database() else None
+        # The term index again only where it is used (term_index builds it at first use).
+        terms = TermIndex.built(_all_terms()) if self._terms is not None else None
         self._vectors, self._terms, self._seq = vectors, terms, seq
 
     def _apply_log(self) -> None:
