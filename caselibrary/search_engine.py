@@ -93,22 +93,29 @@ def question_for_embedding(query: str, counterpart_terms: Sequence[str] = ()) ->
     return " ".join([question, *counterpart_terms])
 
 
-def exact_case_ids(query: str, error_code: str | None) -> list[str]:
+def exact_case_ids(
+    query: str, error_code: str | None, *, among: Sequence[str], limit: int
+) -> list[str]:
     """The cases whose exact keys the question holds. A case written a moment ago and
-    not indexed yet is found by its error code column all the same."""
+    not indexed yet is found by its error code column all the same.
+
+    Those of `among` (the cases the rankings found, in their order), then the first `limit`
+    of the others by id, the ones a search lists after them; not every case holding the
+    key. A code that thousands of cases carry (OOMKilled in 5,407 of a generated library
+    of 100,000) made reading them all most of a search: p50 72 ms, up to 700 ms."""
     codes = query_codes(query, error_code)
     keys = [f"code:{error_code_key(code)}"[:128] for code in codes]
     if normalise_text(query):
         keys.append(f"title:{text_key(query)}")
-    found = CaseSearchKey.objects.filter(key__in=keys).values_list("case_id", flat=True)
-    fresh = (
-        CaseLibrary.objects.filter(error_code__in=codes)
-        .exclude(case_id__in=CaseMerge.objects.values("case_id"))
-        .values_list("case_id", flat=True)
-        if codes
-        else []
-    )
-    return sorted(set(found) | set(fresh))
+    sources = [CaseSearchKey.objects.filter(key__in=keys)]
+    if codes:
+        merged = CaseMerge.objects.values("case_id")
+        sources.append(CaseLibrary.objects.filter(error_code__in=codes).exclude(case_id__in=merged))
+    found, first = set(), set()
+    for rows in sources:
+        found.update(rows.filter(case_id__in=list(among)).values_list("case_id", flat=True))
+        first.update(rows.order_by("case_id").values_list("case_id", flat=True)[:limit])
+    return [i for i in among if i in found] + sorted(first - found)[:limit]
 
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[.\-/+:][A-Za-z0-9_]+)*")
@@ -187,7 +194,6 @@ def rank_cases(
 ) -> Ranked:
     backend = backend or get_backend()
     depth = max(settings.CASE_SEARCH_DEPTH, limit * 4)
-    exact = exact_case_ids(query, error_code)
     terms = search_terms(query)
     # The question's words in the other language join both rankings' queries; in the
     # full-text query, only those that are not in most passages anyway.
@@ -223,6 +229,7 @@ def rank_cases(
         case_id = pid.rpartition(":")[0]
         if case_id not in best:
             best[case_id] = (pid, score)
+    exact = exact_case_ids(query, error_code, among=list(best), limit=limit)
     for case_id in exact:
         best.setdefault(case_id, ("", 0.0))
     texts = _passages([pid for pid, _ in list(best.values())[: limit + len(exact) + 10] if pid])

@@ -4,7 +4,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit, SourceType
-from caselibrary.search_engine import unknown_names
+from caselibrary.search_engine import exact_case_ids, unknown_names
 from caselibrary.services.index import case_index_build
 from diagnosis.models import ToolInvocation
 from evaluation.services import session_evaluate
@@ -84,6 +84,32 @@ def test_an_error_code_in_the_query_is_an_exact_hit(api, library) -> None:
     ]
     assert first["errorCode"] == "ERROR 1205"
     assert first["faultCategory"] == "DATABASE"
+
+
+def test_a_code_many_cases_carry_lists_the_case_that_reads_like_the_question_first(api) -> None:
+    CaseLibraryFactory.create_batch(60, error_code="OOMKilled")
+    right = CaseLibraryFactory(
+        error_code="OOMKilled",
+        title="payment-service 容器 OOMKilled：JVM 堆超过容器内存限制",
+        root_cause="-Xmx 设得比容器 memory limit 还大，堆一涨容器就被内核杀掉。",
+        solution="把 -Xmx 调到 limit 的 75%，或用 -XX:MaxRAMPercentage。",
+    )
+    case_index_build()
+
+    body = search(api, query="payment-service 容器 OOMKilled，JVM 堆超过内存限制", limit=5).json()
+
+    assert [hit["matchLevel"] for hit in body["hits"]] == ["L0"] * 5
+    assert body["hits"][0]["caseId"] == right.case_id
+
+
+def test_exact_cases_the_rankings_did_not_find_follow_by_id_no_more_than_the_limit() -> None:
+    cases = CaseLibraryFactory.create_batch(8, error_code="OOMKilled")
+    case_index_build()
+    ids = sorted(case.case_id for case in cases)
+
+    found = exact_case_ids("pod OOMKilled", None, among=[ids[5], "not-a-case"], limit=3)
+
+    assert found == [ids[5], ids[0], ids[1], ids[2]]
 
 
 def test_an_error_code_is_matched_however_it_is_written(api, library) -> None:
