@@ -225,14 +225,20 @@ def _record(run: IndexRun) -> None:
     )
 
 
-def _warm_up() -> None:
+def _warm_up(stamp: object) -> object | None:
     """Load the model and the vectors (for the near-duplicate check) before the first
     change comes, not when it comes: in a worker just started, the first case inserted
     into a library of 100,000 was found after 14.5 s, the next ones after about 2 s.
-    Once per worker process; the next runs find both loaded."""
+    Once per worker process; the next runs find both loaded. The lease is renewed after
+    each (at 100,000 cases both together take longer than an unrenewed lease lasts);
+    the stamp, or None when another indexer took the lease meanwhile."""
     with suppress(EmbeddingUnavailable):  # then the first pass that embeds fails, as before
         embed_texts(["warm"])
-    _store().vectors()
+    stamp = _renew(stamp)
+    if stamp is not None:
+        _store().vectors()
+        stamp = _renew(stamp)
+    return stamp
 
 
 def case_indexer_run(*, seconds: float) -> int | None:
@@ -245,8 +251,9 @@ def case_indexer_run(*, seconds: float) -> int | None:
     deadline = time.monotonic() + seconds
     try:
         if seconds > 0:
-            _warm_up()
-        cases_structure_new()  # new AUTO cases' error codes are exact keys too
+            stamp = _warm_up(stamp)
+        if stamp is not None:
+            cases_structure_new()  # new AUTO cases' error codes are exact keys too
         while stamp is not None:
             run = case_index_pending()
             cases += run.cases
