@@ -62,14 +62,13 @@ def test_the_labelled_queries_meet_the_quality_targets(search_backend: str) -> N
     asked = ask_all(load_queries(), {case_id_of(c["key"]): c["key"] for c in library})
     quality = score(asked)
 
-    # What the service reaches today (README, "Case search quality"), a little below the
-    # lowest of the backends (on MariaDB figures move by up to 0.01 from run to run: ties
-    # between cases whose ids are random are broken differently) so a rerun does not
-    # flake. Met: hit@1 0.85 (SQLite, Milvus; MariaDB 0.83), answered 0.9 and NONE when
-    # unanswerable 0.9 (SQLite, Milvus; MariaDB 0.89); not met: hit@3 0.95, MRR 0.9; the
-    # README says so.
-    assert quality.hit_at_1 >= 0.82, (by_kind(asked), quality.misses)
+    # What the service reaches today (README, "Case search quality"), a little below it
+    # so a rerun does not flake (Milvus's BM25 statistics are per segment). Met on every
+    # backend: hit@1 0.85 (0.861), answered 0.9 (0.915-0.919) and NONE when unanswerable
+    # 0.9 (0.921); not met: hit@3 0.95 (0.903-0.907), MRR 0.9 (0.882-0.883); the README
+    # says so.
+    assert quality.hit_at_1 >= 0.84, (by_kind(asked), quality.misses)
     assert quality.hit_at_3 >= 0.89, quality.misses
-    assert quality.mrr >= 0.85, quality.misses
+    assert quality.mrr >= 0.87, quality.misses
     assert quality.answered >= 0.9, quality.misses
-    assert quality.none_when_unanswerable >= 0.87, quality.misses
+    assert quality.none_when_unanswerable >= 0.89, quality.misses
