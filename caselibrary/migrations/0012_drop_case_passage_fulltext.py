@@ -6,6 +6,10 @@ from django.db import migrations
 # passages): the FULLTEXT index only slowed every passage write down. SQLite keeps FTS5.
 
 
+# SQL: the index was made by SQL in 0010 (Django has no FULLTEXT index for MySQL/MariaDB,
+# so its migration state does not know it), and only SQL can drop it.
+
+
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor != "sqlite":
         with schema_editor.connection.cursor() as cursor:

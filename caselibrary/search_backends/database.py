@@ -362,16 +362,18 @@ class DatabaseBackend:
         if not entries:
             return
         case_ids = list(dict.fromkeys(case_id for _, case_id in entries))
-        rows = CasePassage.objects.filter(case_id__in=case_ids, model=EMBEDDING_MODEL)
-        rows = list(rows.order_by("case_id", "number").values_list("case_id", "number", "vector"))
+        # One read of the cases' passages: the term index takes every one, the vectors
+        # those of the current model.
+        rows = CasePassage.objects.filter(case_id__in=case_ids).order_by("case_id", "number")
+        rows = list(rows.values_list("case_id", "number", "model", "terms", "vector"))
         for case_id in case_ids:
             self._vectors.drop(case_id)
-        self._add_rows(self._vectors, rows)
+        current = [(c, n, vector) for c, n, model, _, vector in rows if model == EMBEDDING_MODEL]
+        self._add_rows(self._vectors, current)
         if self._terms is not None:
             for case_id in case_ids:
                 self._terms.drop(case_id)
-            stored = CasePassage.objects.filter(case_id__in=case_ids).order_by("case_id", "number")
-            for case_id, number, terms in stored.values_list("case_id", "number", "terms"):
+            for case_id, number, _, terms, _ in rows:
                 self._terms.add(case_id, number, terms)
         self._seq = entries[-1][0]
 

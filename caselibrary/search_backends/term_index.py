@@ -69,18 +69,15 @@ class TermIndex:
         index = cls()
         parts = []
         chunk: list[str] = []
-        lengths: list[int] = []
         first_row = 0
         for case_id, number, terms in passages:
             tokens = terms.split()
-            index._new_row(case_id, number, len(tokens))
+            row = index._new_row(case_id, number, len(tokens))
             chunk += tokens
-            lengths.append(len(tokens))
             if len(chunk) >= TOKENS_HELD:
-                parts.append(index._packed(chunk, lengths, first_row))
-                first_row += len(lengths)
-                chunk, lengths = [], []
-        parts.append(index._packed(chunk, lengths, first_row))
+                parts.append(index._packed(chunk, first_row, row + 1))
+                first_row, chunk = row + 1, []
+        parts.append(index._packed(chunk, first_row, len(index.cases)))
         if len(index.term_ids) >= 1 << (63 - _TERM_SHIFT):
             raise ValueError(f"{len(index.term_ids):,} distinct terms: more than a build packs")
         packed = np.concatenate(parts)
@@ -98,14 +95,16 @@ class TermIndex:
         np.cumsum(held, out=index._starts[1:])
         return index
 
-    def _packed(self, tokens: list[str], lengths: list[int], first_row: int) -> np.ndarray:
-        """The postings of consecutive rows' `tokens`, each as term id, row and count
-        packed in one int64 (the term id highest, so that sorting orders them by term)."""
+    def _packed(self, tokens: list[str], first_row: int, end_row: int) -> np.ndarray:
+        """The postings of rows first_row..end_row - 1, whose `tokens` these are, each as
+        term id, row and count packed in one int64 (the term id highest, so that sorting
+        orders them by term)."""
         ids = self.term_ids
         for token in dict.fromkeys(tokens).keys() - ids.keys():
             ids[token] = len(ids)
         term = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        rows = np.repeat(np.arange(first_row, first_row + len(lengths), dtype=np.int64), lengths)
+        lengths = self._lengths[first_row:end_row]
+        rows = np.repeat(np.arange(first_row, end_row, dtype=np.int64), lengths)
         keys, counts = np.unique((term << _ROW_SHIFT) | rows, return_counts=True)
         return (keys << _COUNT_BITS) | np.minimum(counts, MAX_COUNT)
 
@@ -116,8 +115,9 @@ class TermIndex:
         return 1 - self.live_rows / len(self.cases) if self.cases else 0.0
 
     def add(self, case_id: str, number: int, terms: str) -> None:
-        row = self._new_row(case_id, number, len(terms.split()))
-        for term, count in Counter(terms.split()).items():
+        tokens = terms.split()
+        row = self._new_row(case_id, number, len(tokens))
+        for term, count in Counter(tokens).items():
             rows, counts = self._added.setdefault(self._term_id(term), (array("i"), array("B")))
             rows.append(row)
             counts.append(min(count, MAX_COUNT))
