@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from caselibrary import embedding
 from caselibrary.models import CaseChange, CaseIndexState, CaseLibrary, CasePassage
+from caselibrary.search_backends import database
 from caselibrary.search_backends.base import get_backend
 from caselibrary.search_backends.database import VectorMatrix
 from caselibrary.search_text import search_terms
@@ -119,7 +120,8 @@ def test_a_serving_process_picks_up_what_the_indexer_wrote(settings) -> None:
     case_index_build()
 
     assert found_ids("日志把磁盘写满了") == [second.case_id]
-    assert len(get_backend().vectors().rows) == 1  # the deleted case's vectors are gone
+    held = get_backend().vectors()
+    assert first.case_id not in held and second.case_id in held  # the deleted case's vectors
     lexical = get_backend().lexical(search_terms("kafka consumer lag keeps growing"), 5)
     assert first.case_id not in {pid.rpartition(":")[0] for pid, _ in lexical}  # its terms too
 
@@ -269,6 +271,45 @@ def test_a_long_runbook_is_found_by_its_one_matching_section() -> None:
     found = cases_find(query="网关证书过期，HTTPS 握手失败", limit=3, explain=True)
     assert found.case_ids[0] == runbook.case_id
     assert "证书过期" in found.matches[0].explain["passage"]["text"]
+
+
+def test_a_process_loads_every_passage_of_a_case_read_over_two_batches(monkeypatch) -> None:
+    first = CaseLibraryFactory(title="Kafka consumer lag keeps growing", error_code=None)
+    second = CaseLibraryFactory(title="磁盘写满：/var/log 日志未轮转", error_code=None)
+    case_index_build()
+    stored = CasePassage.objects.count()
+    assert stored >= 4  # a title, a root cause and a solution each
+
+    monkeypatch.setattr(database, "LOAD_BATCH", stored // 2 - 1)  # a case split in two
+    get_backend().forget()
+
+    assert len(get_backend().vectors()) == stored
+    assert found_ids("kafka consumer lag growing")[0] == first.case_id
+    assert found_ids("日志把磁盘写满了")[0] == second.case_id
+
+
+def test_the_dense_ranking_is_the_cosine_ranking_of_the_stored_vectors() -> None:
+    for title in (
+        "Kafka consumer lag keeps growing",
+        "Kafka 消费者组频繁 rebalance",
+        "磁盘写满：/var/log 日志未轮转",
+        "Redis maxmemory 触发大量 key 淘汰",
+        "MySQL 主从延迟持续增长",
+    ):
+        CaseLibraryFactory(title=title, error_code=None)
+    case_index_build()
+    stored = {
+        f"{case_id}:{number}": np.frombuffer(blob, dtype="<f4")
+        for case_id, number, blob in CasePassage.objects.values_list("case_id", "number", "vector")
+    }
+    question = embedding.embed_query("kafka consumers fall behind")
+
+    ranked = get_backend().dense(question, 6)
+
+    exact = sorted(((float(v @ question), pid) for pid, v in stored.items()), reverse=True)[:6]
+    assert [pid for pid, _ in ranked] == [pid for _, pid in exact]
+    # The held vectors are 4 bits a component; the scores are the stored vectors' own.
+    assert [score for _, score in ranked] == pytest.approx([c for c, _ in exact], abs=1e-6)
 
 
 def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None:

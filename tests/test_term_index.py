@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 
+from caselibrary.search_backends import term_index
 from caselibrary.search_backends.database import lexemes
 from caselibrary.search_backends.term_index import TermIndex
 from caselibrary.search_text import search_terms
@@ -47,8 +48,15 @@ def fts5_ranking(passages: list[tuple[str, int, str]], question: str) -> list[tu
     return [(f"{passages[row - 1][0]}:{passages[row - 1][1]}", score) for row, score in rows]
 
 
+@pytest.fixture(params=["one segment", "segments of 40 tokens"])
+def segments(request, monkeypatch) -> None:
+    """The index built in one segment, and in many (as a large library is)."""
+    if request.param != "one segment":
+        monkeypatch.setattr(term_index, "SEGMENT_TOKENS", 40)
+
+
 @pytest.mark.parametrize("question", QUESTIONS)
-def test_passages_rank_and_score_as_sqlite_fts5_ranks_them(question: str) -> None:
+def test_passages_rank_and_score_as_sqlite_fts5_ranks_them(question: str, segments) -> None:
     passages = library_passages()
     index = TermIndex.built(passages)
 
@@ -60,11 +68,12 @@ def test_passages_rank_and_score_as_sqlite_fts5_ranks_them(question: str) -> Non
     assert {pid for pid, _ in ours[:5]} == {pid for pid, _ in theirs[:5]}
 
 
-def test_a_passage_added_after_the_load_is_found_and_a_dropped_case_is_not() -> None:
+def test_a_passage_added_after_the_load_is_found_and_a_dropped_case_is_not(segments) -> None:
     index = TermIndex.built(
         [
             ("redis", 0, search_terms("Redis maxmemory 触发大量 key 淘汰")),
             ("kafka", 0, search_terms("Kafka 消费延迟持续增长")),
+            ("kafka", 1, search_terms("Kafka consumer 消费者组 rebalance 频繁")),
         ]
     )
 
@@ -74,7 +83,7 @@ def test_a_passage_added_after_the_load_is_found_and_a_dropped_case_is_not() -> 
     assert [pid for pid, _ in index.search(search_terms("磁盘 写满").split(), 5)] == ["disk:0"]
     assert index.search(search_terms("Kafka 消费延迟").split(), 5) == []
     assert index.holds("redis") and not index.holds("kafka")
-    assert len(index) == 2
+    assert len(index) == 2  # both of the dropped case's passages are gone
 
 
 def test_a_case_indexed_again_is_ranked_by_its_new_terms_only() -> None:
@@ -88,7 +97,7 @@ def test_a_case_indexed_again_is_ranked_by_its_new_terms_only() -> None:
     assert index.dead_share() == 0.5
 
 
-def test_scores_count_only_live_passages_as_fts5_would_after_a_delete() -> None:
+def test_scores_count_only_live_passages_as_fts5_would_after_a_delete(segments) -> None:
     passages = [
         ("a", 0, search_terms("磁盘 写满 告警")),
         ("b", 0, search_terms("磁盘 IO 延迟")),

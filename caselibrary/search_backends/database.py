@@ -8,15 +8,17 @@ an index of `case_passage.terms` held in memory (term_index.py), because InnoDB'
 FULLTEXT query reads every row holding any of the question's terms at about 30 us a row
 (p50 57-68 ms over 28,000 passages, 2.3 s over 207,000) and ranks by a TF-IDF variant.
 
-Dense ranking exact, in memory: each serving process holds every passage vector of the
-current embedding model in one matrix (a row per passage, int8 with a scale per row) and
-keeps it, and on MariaDB/MySQL the term index, current by the indexer's log
+Dense ranking exact: each serving process holds every passage vector of the current
+embedding model in one matrix (a row per passage, 4 bits a component with a scale per
+row), ranks by it, and scores the best again from the float32 vectors in case_passage.
+It keeps the matrix, and on MariaDB/MySQL the term index, current by the indexer's log
 (case_index_log): every CASE_SEARCH_REFRESH_SECONDS at most, the cases logged past the
 last entry it applied are reloaded from case_passage.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import hashlib
 import threading
@@ -32,6 +34,7 @@ from django.db import connection, transaction
 from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
 from caselibrary.models import CaseIndexLog, CasePassage
 from caselibrary.search_backends.base import IndexedPassage, rrf_fuse
+from caselibrary.search_backends.held_cases import CaseCodes, rows_of
 from caselibrary.search_backends.term_index import TermIndex
 
 LOAD_BATCH = 5_000
@@ -44,6 +47,11 @@ COMMON_TERMS_SAMPLE = 2_000
 # A process that has not refreshed for this long reloads everything: the log it would
 # read may have been pruned meanwhile (caselibrary/services/index.py keeps an hour).
 FULL_RELOAD_AFTER_SECONDS = 1800
+# The held vectors' best RESCORED_SHARE x limit + RESCORED_MORE are scored again from the
+# stored ones: 4-bit scores err by about 0.01, and a passage ranked 50th by its cosine is
+# well inside the first 110 by the held scores.
+RESCORED_SHARE = 2
+RESCORED_MORE = 10
 # The term index is loaded afresh once this share of its rows are passages since dropped.
 TERMS_DEAD_SHARE = 0.25
 
@@ -62,112 +70,148 @@ def passage_id(case_id: str, number: int) -> str:
 
 
 class VectorMatrix:
-    """Every passage vector of one model, by passage id, searched exactly.
+    """Every passage vector of one model, by passage id, scanned in full.
 
-    A row is held as int8 with its own scale (the largest component maps to 127): a
-    quarter of float32's memory, which is what lets a web worker hold a large library
-    (at 100,000 cases, 207,000 passages: 106 MB instead of 424 MB; the worker peaked at
-    714 MB with float32 rows). Scores stay within about 0.001 of the float32 cosine.
-    The scan converts a block of rows at a time to float32 for BLAS, and is faster than
-    the float32 scan it replaces, which was bound by memory reads (207,000 passages:
-    34 ms against 42 ms, one core).
+    A row is held in 4 bits a component, with its own scale (the largest component maps
+    to 7; two components a byte, the first half of the vector in the low nibbles): an
+    eighth of float32's memory, which is what lets a web worker hold a large library (at
+    100,000 cases, 207,000 passages of 512 components: 53 MB; 106 MB as int8, 424 MB as
+    float32). Its scores are within about 0.01 of the float32 cosine: the database
+    backend ranks by them and scores the best again from the stored float32 vectors
+    (`keys`: each row's passage in case_passage). The scan converts a block of rows at a
+    time to float32 for BLAS (207,000 rows of 512: 44 ms on one core, 35 ms as int8).
     """
 
     BLOCK = 2048
     SCORES_HELD = 4_000_000  # 16 MB of float32 scores
+    LEVELS = 7  # a component is -7..7 times the row's scale, held as 1..15
 
-    def __init__(self, dim: int, capacity: int = 0) -> None:
+    def __init__(self, dim: int, capacity: int = 0, cases: CaseCodes | None = None) -> None:
+        if dim % 2:
+            raise ValueError("a vector is held two components a byte: its length must be even")
         # A full load knows how many rows come and allocates them once: growing the
         # matrix on the way would hold the old and the new one at once.
         self.dim = dim
-        self.matrix = np.zeros((capacity, dim), dtype=np.int8)
+        self.matrix = np.zeros((capacity, dim // 2), dtype=np.uint8)
         self.scales = np.zeros(capacity, dtype=np.float32)
         self.live = np.zeros(capacity, dtype=bool)
-        # Each row's case (the one string object per case) and passage number: a passage
-        # id string per row would cost 87 bytes a row (17 MB at 207,000 passages).
-        self.cases: list[str | None] = []
+        # Each row's case (its code: held_cases.py), passage number and stored row.
+        self.cases = cases if cases is not None else CaseCodes()
+        self.codes = np.zeros(capacity, dtype=np.int32)
         self.numbers = np.zeros(capacity, dtype=np.int32)
-        self.rows: dict[str, list[int]] = {}  # case id -> its rows
-        self.free: list[int] = []
+        self.keys = np.zeros(capacity, dtype=np.int64)
+        self.used = 0  # rows from here on were never written
+        self.free: list[int] = []  # rows written once, dropped since
 
     def __len__(self) -> int:
         return int(self.live.sum())
 
-    def drop(self, case_id: str) -> None:
-        for row in self.rows.pop(case_id, []):
-            self.live[row] = False
-            self.cases[row] = None
-            self.free.append(row)
+    def __contains__(self, case_id: str) -> bool:
+        wanted = self.cases.known([case_id])
+        return bool(len(rows_of(self.codes[: self.used], self.live[: self.used], wanted)))
 
-    def add(self, case_id: str, numbers: list[int], vectors: np.ndarray) -> None:
-        rows = self.rows.setdefault(case_id, [])
-        vectors = np.asarray(vectors, dtype=np.float32)
+    def drop(self, *case_ids: str) -> None:
+        used = self.used
+        rows = rows_of(self.codes[:used], self.live[:used], self.cases.known(case_ids))
+        self.live[rows] = False
+        self.free += rows.tolist()
+
+    def add(
+        self,
+        case_id: str,
+        numbers: Sequence[int],
+        vectors: np.ndarray,
+        keys: Sequence[int] | None = None,
+    ) -> None:
+        """Add passages of a case (the ones it had are dropped first, by the caller)."""
+        code = self.cases.code(case_id)
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(numbers), self.dim)
         peaks = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
-        scales = np.where(peaks > 0, peaks / 127, 1.0).astype(np.float32)
-        quantised = np.rint(vectors / scales[:, None]).astype(np.int8)
-        for number, row_values, scale in zip(numbers, quantised, scales, strict=True):
+        scales = np.where(peaks > 0, peaks / self.LEVELS, 1.0).astype(np.float32)
+        levels = np.rint(vectors / scales[:, None]).astype(np.int16) + (self.LEVELS + 1)
+        half = self.dim // 2
+        packed = (levels[:, :half] | (levels[:, half:] << 4)).astype(np.uint8)
+        keys = keys if keys is not None else [0] * len(numbers)
+        for number, row_values, scale, key in zip(numbers, packed, scales, keys, strict=True):
             row = self.free.pop() if self.free else self._grow()
             self.matrix[row] = row_values
             self.scales[row] = scale
-            self.live[row] = True
-            self.cases[row] = case_id
+            self.codes[row] = code
             self.numbers[row] = number
-            rows.append(row)
+            self.keys[row] = key
+            self.live[row] = True
 
     def _grow(self) -> int:
-        used = len(self.cases)
+        used = self.used
         if used == len(self.matrix):
             capacity = max(1024, used * 3 // 2)
-            matrix = np.zeros((capacity, self.dim), dtype=np.int8)
-            matrix[:used] = self.matrix[:used]
-            scales = np.zeros(capacity, dtype=np.float32)
-            scales[:used] = self.scales[:used]
-            numbers = np.zeros(capacity, dtype=np.int32)
-            numbers[:used] = self.numbers[:used]
-            live = np.zeros(capacity, dtype=bool)
-            live[:used] = self.live[:used]
-            self.matrix, self.scales, self.numbers, self.live = matrix, scales, numbers, live
-        self.cases.append(None)
+            for name in ("matrix", "scales", "codes", "numbers", "keys", "live"):
+                old = getattr(self, name)
+                new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+                new[:used] = old[:used]
+                setattr(self, name, new)
+        self.used += 1
         return used
+
+    def passage_id(self, row: int) -> str:
+        return passage_id(self.cases.ids[self.codes[row]], int(self.numbers[row]))
 
     def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         return self.nearest_each(np.asarray(vector, dtype=np.float32)[None, :], limit)[0]
 
     def nearest_each(self, vectors: np.ndarray, limit: int) -> list[list[tuple[str, float]]]:
-        """`nearest` for each of `vectors` (one per row), in one scan of the matrix: each
-        block of rows is converted once and multiplied with all of them. The indexer
-        looks for each new passage's neighbours: one scan per passage made it spend 89 %
-        of its time there, and slow down as the library grew."""
+        """`nearest` for each of `vectors` (one per row), by the held scores."""
+        return [
+            [(self.passage_id(row), float(score)) for row, score in zip(rows, scores, strict=True)]
+            for rows, scores in self.nearest_rows(vectors, limit)
+        ]
+
+    def nearest_rows(self, vectors: np.ndarray, limit: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each of `vectors`, its nearest live rows and their held scores, best first,
+        in one scan of the matrix: each block of rows is converted once and multiplied
+        with all of them. The indexer looks for each new passage's neighbours: one scan
+        per passage made it spend 89 % of its time there, and slow down as the library
+        grew."""
         vectors = np.asarray(vectors, dtype=np.float32)
-        used = len(self.cases)
+        used = self.used
         if not used or not len(vectors):
-            return [[] for _ in vectors]
-        found: list[list[tuple[str, float]]] = []
+            return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in vectors]
+        half = self.dim // 2
+        found = []
         # The scores of a chunk of queries at once: at most SCORES_HELD floats.
         chunk = max(1, self.SCORES_HELD // used)
-        block = np.empty((min(self.BLOCK, used), self.dim), dtype=np.float32)
+        size = min(self.BLOCK, used)
+        nibbles = np.empty((size, half), dtype=np.uint8)
+        low = np.empty((size, half), dtype=np.float32)
+        high = np.empty((size, half), dtype=np.float32)
         for first in range(0, len(vectors), chunk):
             queries = vectors[first : first + chunk]
+            low_q, high_q = queries[:, :half].T.copy(), queries[:, half:].T.copy()
             scores = np.empty((used, len(queries)), dtype=np.float32)
+            more = np.empty((size, len(queries)), dtype=np.float32)
             for start in range(0, used, self.BLOCK):
                 rows = self.matrix[start : min(start + self.BLOCK, used)]
-                converted = block[: len(rows)]
-                np.copyto(converted, rows, casting="unsafe")
-                np.dot(converted, queries.T, out=scores[start : start + len(rows)])
+                n = len(rows)
+                np.bitwise_and(rows, 15, out=nibbles[:n])
+                np.copyto(low[:n], nibbles[:n], casting="unsafe")
+                np.right_shift(rows, 4, out=nibbles[:n])
+                np.copyto(high[:n], nibbles[:n], casting="unsafe")
+                np.dot(low[:n], low_q, out=scores[start : start + n])
+                np.dot(high[:n], high_q, out=more[:n])
+                scores[start : start + n] += more[:n]
+            # The levels were held as 1..15 for -7..7: take the offset off again.
+            scores -= (self.LEVELS + 1) * queries.sum(axis=1)
             scores *= self.scales[:used, None]
             scores[~self.live[:used]] = -np.inf
             found += [self._best(scores[:, column], limit) for column in range(len(queries))]
         return found
 
-    def _best(self, scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    def _best(self, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         limit = min(limit, len(scores))
         top = np.argpartition(-scores, limit - 1)[:limit]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [
-            (passage_id(self.cases[row], int(self.numbers[row])), float(scores[row]))
-            for row in top
-            if self.live[row]
-        ]
+        top = top[self.live[top]]
+        return top, scores[top]
 
 
 class DatabaseBackend:
@@ -270,20 +314,36 @@ class DatabaseBackend:
     def known_terms(self, terms: Sequence[str]) -> set[str]:
         """Those of `terms` that some stored passage holds (one index lookup each)."""
         if not _full_text_in_database():
-            held = self.term_index()
-            return {term for term in dict.fromkeys(terms) if held.holds(term)}
+            return self.term_index().held(terms)
         return {term for term in dict.fromkeys(terms) if self.lexical(term, 1)}
 
     def dense(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
-        return self.vectors().nearest(np.asarray(vector, dtype=np.float32), limit)
+        return self.dense_each([vector], limit)[0]
 
     def dense_each(
         self, vectors: Sequence[np.ndarray], limit: int
     ) -> list[list[tuple[str, float]]]:
-        """`dense` for each of `vectors`, in one scan of the held vectors."""
+        """For each of `vectors`, the nearest passages by cosine, in one scan of the held
+        vectors: the RESCORED_SHARE x `limit` (+ RESCORED_MORE) best by the held scores,
+        scored again from their stored float32 vectors (one read), the best `limit` of
+        those. The held scores' error (about 0.01) never reaches the answer."""
         if not len(vectors):
             return []
-        return self.vectors().nearest_each(np.asarray(vectors), limit)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        held = self.vectors()
+        nearest = held.nearest_rows(vectors, limit * RESCORED_SHARE + RESCORED_MORE)
+        stored = _stored_vectors({int(key) for rows, _ in nearest for key in held.keys[rows]})
+        found = []
+        for vector, (rows, _) in zip(vectors, nearest, strict=True):
+            # A passage rewritten since the process loaded it is scored as it is now.
+            mine = [stored[key] for key in held.keys[rows].tolist() if key in stored]
+            if not mine:
+                found.append([])
+                continue
+            cosines = np.stack([v for _, v in mine]) @ vector
+            order = np.argsort(-cosines, kind="stable")[:limit]
+            found.append([(mine[n][0], float(cosines[n])) for n in order])
+        return found
 
     def hybrid(
         self, terms: str, vector: np.ndarray, limit: int, rrf_k: int
@@ -309,7 +369,7 @@ class DatabaseBackend:
                 if self._terms is None:
                     # Newer than the log position the vectors were loaded at: the entries
                     # after it are applied to it again, which changes nothing.
-                    self._terms = TermIndex.built(_all_terms())
+                    self._terms = TermIndex.built(_all_terms(), self._vectors.cases)
                     _held_for_good()
         return self._terms
 
@@ -336,7 +396,8 @@ class DatabaseBackend:
         seq = CaseIndexLog.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
         stored = CasePassage.objects.filter(model=EMBEDDING_MODEL)
         # Room for the rows there are and some written meanwhile; the matrix grows past it.
-        vectors = VectorMatrix(EMBEDDING_DIM, capacity=stored.count() * 21 // 20 + 64)
+        cases = CaseCodes()
+        vectors = VectorMatrix(EMBEDDING_DIM, stored.count() * 21 // 20 + 64, cases)
         last = 0
         while True:
             batch = list(
@@ -346,10 +407,11 @@ class DatabaseBackend:
             )
             if not batch:
                 break
-            self._add_rows(vectors, [row[1:] for row in batch])
+            # No case to drop first: a case's passages may come in two batches.
+            self._add_rows(vectors, batch)
             last = batch[-1][0]
         # The term index again only where it is used (term_index builds it at first use).
-        terms = TermIndex.built(_all_terms()) if self._terms is not None else None
+        terms = TermIndex.built(_all_terms(), cases) if self._terms is not None else None
         self._vectors, self._terms, self._seq = vectors, terms, seq
         _held_for_good()
 
@@ -365,39 +427,61 @@ class DatabaseBackend:
         # One read of the cases' passages: the term index takes every one, the vectors
         # those of the current model.
         rows = CasePassage.objects.filter(case_id__in=case_ids).order_by("case_id", "number")
-        rows = list(rows.values_list("case_id", "number", "model", "terms", "vector"))
-        for case_id in case_ids:
-            self._vectors.drop(case_id)
-        current = [(c, n, vector) for c, n, model, _, vector in rows if model == EMBEDDING_MODEL]
+        rows = list(rows.values_list("id", "case_id", "number", "model", "terms", "vector"))
+        self._vectors.drop(*case_ids)
+        current = [(k, c, n, v) for k, c, n, model, _, v in rows if model == EMBEDDING_MODEL]
         self._add_rows(self._vectors, current)
         if self._terms is not None:
-            for case_id in case_ids:
-                self._terms.drop(case_id)
-            for case_id, number, _, terms, _ in rows:
+            self._terms.drop(*case_ids)
+            for _, case_id, number, _, terms, _ in rows:
                 self._terms.add(case_id, number, terms)
         self._seq = entries[-1][0]
 
     @staticmethod
-    def _add_rows(vectors: VectorMatrix, rows: list[tuple[str, int, bytes]]) -> None:
-        by_case: dict[str, tuple[list[int], list[bytes]]] = {}
-        for case_id, number, blob in rows:
-            numbers, blobs = by_case.setdefault(case_id, ([], []))
+    def _add_rows(vectors: VectorMatrix, rows: list[tuple[int, str, int, bytes]]) -> None:
+        """Add stored passages (their row id, case, number and float32 vector)."""
+        by_case: dict[str, tuple[list[int], list[int], list[bytes]]] = {}
+        for key, case_id, number, blob in rows:
+            keys, numbers, blobs = by_case.setdefault(case_id, ([], [], []))
+            keys.append(key)
             numbers.append(number)
             blobs.append(bytes(blob))
-        for case_id, (numbers, blobs) in by_case.items():
-            matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(
-                len(numbers), EMBEDDING_DIM
-            )
-            vectors.drop(case_id)
-            vectors.add(case_id, numbers, matrix)
+        for case_id, (keys, numbers, blobs) in by_case.items():
+            matrix = np.frombuffer(b"".join(blobs), dtype="<f4")
+            vectors.add(case_id, numbers, matrix, keys)
+
+
+def _stored_vectors(keys: set[int]) -> dict[int, tuple[str, np.ndarray]]:
+    """The passage id and stored float32 vector of each of these case_passage rows that
+    still holds a vector of the current model."""
+    found = {}
+    keys_left = sorted(keys)
+    for start in range(0, len(keys_left), LOAD_BATCH):
+        rows = CasePassage.objects.filter(
+            id__in=keys_left[start : start + LOAD_BATCH], model=EMBEDDING_MODEL
+        ).values_list("id", "case_id", "number", "vector")
+        for key, case_id, number, blob in rows:
+            found[key] = (passage_id(case_id, number), np.frombuffer(blob, dtype="<f4"))
+    return found
 
 
 def _held_for_good() -> None:
-    """Leave what the process holds now out of the garbage collector's full passes: a
-    case's rows and bookkeeping are a list each, and at 100,000 cases every full pass
-    walked them all, 50-80 ms each, the slowest searches. Freed as usual once dropped
-    (reference counting); only cycles among them would stay."""
+    """After a load: leave what the process holds now out of the garbage collector's full
+    passes (at 100,000 cases, with a list per case then, each pass took 50-80 ms and made
+    the slowest searches; freed as usual once dropped, by reference counting), and give
+    the C heap's free memory back to the system. A load's reads leave it fragmented:
+    at 100,000 cases 33 MB after the vectors and 20 MB after the term index stayed in
+    the process, free, and a web worker's peak is what counts against its memory."""
     gc.freeze()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # glibc only
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _full_text_in_database() -> bool:

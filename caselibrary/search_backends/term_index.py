@@ -11,10 +11,10 @@ same way (caselibrary/search_backends/database.py), from the terms stored in
 The scores are FTS5's bm25() (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)),
 at least 1e-6), so a question ranks the same passages first on either database.
 
-Held as postings per term: those of the last full load in flat arrays (a passage's row,
-its count of the term), those added since in a list per term. A dropped passage's row is
-only marked dead; the owner loads everything again when the dead rows grow many
-(`dead_share`).
+Held as postings per term: those of the last full load in segments (each the postings
+of a run of consecutive rows, by term), those added since in a list per term. A dropped
+passage's row is only marked dead; the owner loads everything again when the dead rows
+grow many (`dead_share`).
 """
 
 from __future__ import annotations
@@ -23,96 +23,107 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
+
+from caselibrary.search_backends.held_cases import CaseCodes, rows_of
 
 K1 = 1.2
 B = 0.75
 MAX_COUNT = 255  # a term's count in one passage is held in a byte
-# A posting packed for the build: term id (up to 2^23) | row (up to 2^32) | count (a byte).
-_COUNT_BITS = 8
-_ROW_SHIFT = 32
-_TERM_SHIFT = _ROW_SHIFT + _COUNT_BITS
-_ROW_MASK = (1 << _ROW_SHIFT) - 1
-_COUNT_MASK = (1 << _COUNT_BITS) - 1
-BUILD_CHUNK = 1 << 20  # postings unpacked at a time
-TOKENS_HELD = 1 << 16  # a passage's tokens are strings: few held at a time
+_ROW_BITS = 32
+_ROW_MASK = (1 << _ROW_BITS) - 1
+# Tokens read before their postings are made into a segment: a segment's transient
+# arrays are about 10 MB, and a question looks its terms up in each of ~40 segments at
+# 207,000 passages.
+SEGMENT_TOKENS = 1 << 18
+SEGMENT_ROWS = 1 << 16  # a segment's rows are held as offsets from its first, in 16 bits
+
+
+class Segment(NamedTuple):
+    """The postings of a run of rows, by term: those of terms[i] are
+    first_row + offsets[starts[i]:starts[i + 1]] (ascending), with the term's count in
+    each row."""
+
+    first_row: int
+    terms: np.ndarray  # int32, ascending
+    starts: np.ndarray  # int32
+    offsets: np.ndarray  # uint16
+    counts: np.ndarray  # uint8
+
+    def postings(self, at: int) -> tuple[np.ndarray, np.ndarray]:
+        start, end = self.starts[at], self.starts[at + 1]
+        rows = self.offsets[start:end].astype(np.int32)
+        rows += self.first_row
+        return rows, self.counts[start:end]
 
 
 class TermIndex:
-    def __init__(self) -> None:
+    def __init__(self, cases: CaseCodes | None = None) -> None:
         self.term_ids: dict[str, int] = {}
-        # Postings of the full load: those of term t are rows[starts[t]:starts[t + 1]].
-        self._starts = np.zeros(1, dtype=np.int64)
-        self._rows = np.zeros(0, dtype=np.int32)
-        self._counts = np.zeros(0, dtype=np.uint8)
+        self.cases = cases if cases is not None else CaseCodes()
+        self._segments: list[Segment] = []  # the postings of the full load
         # Postings added since: term id -> (rows, counts).
         self._added: dict[int, tuple[array, array]] = {}
-        # Per row: its case and passage number, its length in terms, whether it is live
-        # (arrays with room to grow; rows past len(self.cases) are unused).
-        self.cases: list[str | None] = []
+        # Per row: its case's code and passage number, its length in terms, whether it is
+        # live (arrays with room to grow; rows from self.size on are unused).
+        self.size = 0
+        self._codes = np.zeros(0, dtype=np.int32)
         self._numbers = np.zeros(0, dtype=np.int32)
         self._lengths = np.zeros(0, dtype=np.int32)
         self._live = np.zeros(0, dtype=bool)
-        self.rows_of: dict[str, list[int]] = {}
         self.live_rows = 0
         self._total_length = 0
 
     @classmethod
-    def built(cls, passages: Iterable[tuple[str, int, str]]) -> TermIndex:
+    def built(
+        cls, passages: Iterable[tuple[str, int, str]], cases: CaseCodes | None = None
+    ) -> TermIndex:
         """An index of `passages` (case id, passage number, terms), built in one go.
 
-        Each posting is packed in one integer (term id, row, count), sorted once in place
-        and unpacked a slice at a time: a first version that counted each passage's
-        terms in Python and sorted the postings by an index took 14.3 s and peaked about
-        230 MB above what it kept for 207,000 passages (9.8 million postings)."""
-        index = cls()
-        parts = []
-        chunk: list[str] = []
+        The postings are made a segment at a time and kept as segments: at 207,000
+        passages (9.8 million postings) sorting them all at once held three copies of
+        them and lifted a process's peak 75 MB above what it kept; a row held as its
+        offset in the segment takes 2 bytes instead of 4 (20 MB less)."""
+        index = cls(cases)
+        ids = index.term_ids
+        chunk = array("i")  # the term ids of the rows since the last segment
         first_row = 0
         for case_id, number, terms in passages:
             tokens = terms.split()
             row = index._new_row(case_id, number, len(tokens))
-            chunk += tokens
-            if len(chunk) >= TOKENS_HELD:
-                parts.append(index._packed(chunk, first_row, row + 1))
-                first_row, chunk = row + 1, []
-        parts.append(index._packed(chunk, first_row, len(index.cases)))
-        if len(index.term_ids) >= 1 << (63 - _TERM_SHIFT):
-            raise ValueError(f"{len(index.term_ids):,} distinct terms: more than a build packs")
-        packed = np.concatenate(parts)
-        del parts
-        packed.sort()
-        index._rows = np.empty(len(packed), dtype=np.int32)
-        index._counts = np.empty(len(packed), dtype=np.uint8)
-        held = np.zeros(len(index.term_ids), dtype=np.int64)
-        for start in range(0, len(packed), BUILD_CHUNK):
-            part = packed[start : start + BUILD_CHUNK]
-            index._rows[start : start + len(part)] = (part >> _COUNT_BITS) & _ROW_MASK
-            index._counts[start : start + len(part)] = part & _COUNT_MASK
-            held += np.bincount(part >> _TERM_SHIFT, minlength=len(index.term_ids))
-        index._starts = np.zeros(len(index.term_ids) + 1, dtype=np.int64)
-        np.cumsum(held, out=index._starts[1:])
+            for token in set(tokens).difference(ids):
+                ids[token] = len(ids)
+            chunk.extend(map(ids.__getitem__, tokens))
+            if len(chunk) >= SEGMENT_TOKENS or row + 1 - first_row == SEGMENT_ROWS:
+                index._segments.append(index._segment(chunk, first_row, row + 1))
+                first_row, chunk = row + 1, array("i")
+        if chunk:
+            index._segments.append(index._segment(chunk, first_row, index.size))
         return index
 
-    def _packed(self, tokens: list[str], first_row: int, end_row: int) -> np.ndarray:
-        """The postings of rows first_row..end_row - 1, whose `tokens` these are, each as
-        term id, row and count packed in one int64 (the term id highest, so that sorting
-        orders them by term)."""
-        ids = self.term_ids
-        for token in dict.fromkeys(tokens).keys() - ids.keys():
-            ids[token] = len(ids)
-        term = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    def _segment(self, term_ids: array, first_row: int, end_row: int) -> Segment:
+        """The segment of rows first_row..end_row - 1, whose terms these are."""
+        term = np.frombuffer(term_ids, dtype=np.int32).astype(np.int64)
         lengths = self._lengths[first_row:end_row]
-        rows = np.repeat(np.arange(first_row, end_row, dtype=np.int64), lengths)
-        keys, counts = np.unique((term << _ROW_SHIFT) | rows, return_counts=True)
-        return (keys << _COUNT_BITS) | np.minimum(counts, MAX_COUNT)
+        rows = np.repeat(np.arange(end_row - first_row, dtype=np.int64), lengths)
+        # Sorted by term, then row: one key per (term, row), with its count.
+        keys, counts = np.unique((term << _ROW_BITS) | rows, return_counts=True)
+        terms, starts = np.unique(keys >> _ROW_BITS, return_index=True)
+        return Segment(
+            first_row=first_row,
+            terms=terms.astype(np.int32),
+            starts=np.append(starts, len(keys)).astype(np.int32),
+            offsets=(keys & _ROW_MASK).astype(np.uint16),
+            counts=np.minimum(counts, MAX_COUNT).astype(np.uint8),
+        )
 
     def __len__(self) -> int:
         return self.live_rows
 
     def dead_share(self) -> float:
-        return 1 - self.live_rows / len(self.cases) if self.cases else 0.0
+        return 1 - self.live_rows / self.size if self.size else 0.0
 
     def add(self, case_id: str, number: int, terms: str) -> None:
         tokens = terms.split()
@@ -122,17 +133,23 @@ class TermIndex:
             rows.append(row)
             counts.append(min(count, MAX_COUNT))
 
-    def drop(self, case_id: str) -> None:
-        for row in self.rows_of.pop(case_id, []):
+    def drop(self, *case_ids: str) -> None:
+        """Mark the passages of these cases dead."""
+        size = self.size
+        for row in rows_of(self._codes[:size], self._live[:size], self.cases.known(case_ids)):
             self._live[row] = False
-            self.cases[row] = None
             self.live_rows -= 1
-            self._total_length -= self._lengths[row]
+            self._total_length -= int(self._lengths[row])
 
     def holds(self, term: str) -> bool:
         """Whether a live passage holds `term`."""
-        term_id = self.term_ids.get(term)
-        return term_id is not None and len(self._postings(term_id)[0]) > 0
+        return bool(self.held([term]))
+
+    def held(self, terms: Iterable[str]) -> set[str]:
+        """Those of `terms` that a live passage holds (one look-up for them all)."""
+        known = [t for t in dict.fromkeys(terms) if t in self.term_ids]
+        postings = self._postings([self.term_ids[t] for t in known]) if known else []
+        return {term for term, (rows, _) in zip(known, postings, strict=True) if len(rows)}
 
     def search(self, terms: Iterable[str], limit: int) -> list[tuple[str, float]]:
         """The passages holding any of `terms`, best BM25 score first (ties: the earlier
@@ -142,12 +159,11 @@ class TermIndex:
             return []
         # Rows added by another thread meanwhile are left out (each term's rows ascend);
         # the arrays read after the row count hold at least that many rows.
-        size = len(self.cases)
+        size = self.size
         lengths = self._lengths
         average = self._total_length / self.live_rows
         scores = np.zeros(size, dtype=np.float64)
-        for term_id in term_ids:
-            rows, counts = self._postings(term_id)
+        for rows, counts in self._postings(term_ids):
             if len(rows) and rows[-1] >= size:
                 keep = np.searchsorted(rows, size)
                 rows, counts = rows[:keep], counts[:keep]
@@ -163,7 +179,10 @@ class TermIndex:
         if len(found) > limit:
             found = found[np.argpartition(-scores[found], limit - 1)[:limit]]
         found = found[np.lexsort((found, -scores[found]))]
-        return [(f"{self.cases[row]}:{self._numbers[row]}", float(scores[row])) for row in found]
+        ids = self.cases.ids
+        return [
+            (f"{ids[self._codes[row]]}:{self._numbers[row]}", float(scores[row])) for row in found
+        ]
 
     # --- inside ----------------------------------------------------------------------
 
@@ -174,43 +193,53 @@ class TermIndex:
         return term_id
 
     def _new_row(self, case_id: str, number: int, length: int) -> int:
-        row = len(self.cases)
+        row = self.size
         if row == len(self._live):
             self._grow()
-        rows = self.rows_of.get(case_id)
-        if rows is None:
-            rows = self.rows_of[case_id] = []
-        else:
-            case_id = self.cases[rows[0]]  # one string object per case, not per row
-        rows.append(row)
-        self.cases.append(case_id)
+        self._codes[row] = self.cases.code(case_id)
         self._numbers[row] = number
         self._lengths[row] = length
         self._live[row] = True
+        self.size += 1
         self.live_rows += 1
         self._total_length += length
         return row
 
     def _grow(self) -> None:
         capacity = max(1024, len(self._live) * 3 // 2)
-        for name in ("_numbers", "_lengths", "_live"):
+        for name in ("_codes", "_numbers", "_lengths", "_live"):
             old = getattr(self, name)
             new = np.zeros(capacity, dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def _postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """The live rows holding the term, and its count in each."""
-        rows, counts = self._rows[:0], self._counts[:0]
-        if term_id + 1 < len(self._starts):
-            start, end = self._starts[term_id], self._starts[term_id + 1]
-            rows, counts = self._rows[start:end], self._counts[start:end]
-        added = self._added.get(term_id)
-        if added:
-            # Copies (not views) of the growing lists: a list that a view holds cannot grow.
-            rows = np.concatenate([rows, np.array(added[0], dtype=np.int32)])
-            counts = np.concatenate([counts, np.array(added[1], dtype=np.uint8)])
-        live = self._live[rows]
-        if live.all():
-            return rows, counts
-        return rows[live], counts[live]
+    def _postings(self, term_ids: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each term, the live rows holding it (ascending) and its count in each."""
+        wanted = np.asarray(term_ids, dtype=np.int32)
+        parts: list[tuple[list[np.ndarray], list[np.ndarray]]] = [([], []) for _ in term_ids]
+        for segment in self._segments:
+            at = np.searchsorted(segment.terms, wanted)
+            inside = at < len(segment.terms)
+            held = np.zeros(len(wanted), dtype=bool)
+            held[inside] = segment.terms[at[inside]] == wanted[inside]
+            for n in np.flatnonzero(held):
+                rows, counts = segment.postings(at[n])
+                parts[n][0].append(rows)
+                parts[n][1].append(counts)
+        found = []
+        for term_id, (rows, counts) in zip(term_ids, parts, strict=True):
+            added = self._added.get(term_id)
+            if added:
+                # Copies (not views) of the growing lists: a list a view holds cannot grow.
+                rows.append(np.array(added[0], dtype=np.int32))
+                counts.append(np.array(added[1], dtype=np.uint8))
+            if not rows:
+                found.append((np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8)))
+                continue
+            all_rows = rows[0] if len(rows) == 1 else np.concatenate(rows)
+            all_counts = counts[0] if len(counts) == 1 else np.concatenate(counts)
+            live = self._live[all_rows]
+            if not live.all():
+                all_rows, all_counts = all_rows[live], all_counts[live]
+            found.append((all_rows, all_counts))
+        return found
