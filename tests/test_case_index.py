@@ -312,6 +312,35 @@ def test_the_dense_ranking_is_the_cosine_ranking_of_the_stored_vectors() -> None
     assert [score for _, score in ranked] == pytest.approx([c for c, _ in exact], abs=1e-6)
 
 
+def test_neighbours_far_below_a_bar_keep_their_held_score_and_those_near_it_are_exact() -> None:
+    for title in (
+        "Kafka consumer lag keeps growing",
+        "Kafka consumer lag keeps growing on the payments topic",
+        "磁盘写满：/var/log 日志未轮转",
+        "Redis maxmemory 触发大量 key 淘汰",
+    ):
+        CaseLibraryFactory(title=title, error_code=None)
+    case_index_build()
+    stored = {
+        f"{case_id}:{number}": np.frombuffer(blob, dtype="<f4")
+        for case_id, number, blob in CasePassage.objects.values_list("case_id", "number", "vector")
+    }
+    question = embedding.embed_query("Kafka consumer lag keeps growing")
+
+    [found] = get_backend().dense_each([question], 20, rescore_above=0.5)
+
+    assert {pid for pid, _ in found} == set(stored)
+    for pid, score in found:
+        exact = float(stored[pid] @ question)
+        if exact >= 0.55:
+            assert score == pytest.approx(exact, abs=1e-6)
+        else:  # the 4-bit score
+            assert score == pytest.approx(exact, abs=0.03)
+    far = [(score, float(stored[pid] @ question)) for pid, score in found]
+    far = [(score, exact) for score, exact in far if exact < 0.45]
+    assert far and any(abs(score - exact) > 1e-4 for score, exact in far)  # not read again
+
+
 def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((6, 8)).astype(np.float32)

