@@ -288,20 +288,25 @@ def test_a_process_loads_every_passage_of_a_case_read_over_two_batches(monkeypat
     assert found_ids("日志把磁盘写满了")[0] == second.case_id
 
 
+def indexed_vectors(*titles: str) -> dict[str, np.ndarray]:
+    """Index a case of each title; every stored passage vector by passage id."""
+    for title in titles:
+        CaseLibraryFactory(title=title, error_code=None)
+    case_index_build()
+    return {
+        f"{case_id}:{number}": np.frombuffer(blob, dtype="<f4")
+        for case_id, number, blob in CasePassage.objects.values_list("case_id", "number", "vector")
+    }
+
+
 def test_the_dense_ranking_is_the_cosine_ranking_of_the_stored_vectors() -> None:
-    for title in (
+    stored = indexed_vectors(
         "Kafka consumer lag keeps growing",
         "Kafka 消费者组频繁 rebalance",
         "磁盘写满：/var/log 日志未轮转",
         "Redis maxmemory 触发大量 key 淘汰",
         "MySQL 主从延迟持续增长",
-    ):
-        CaseLibraryFactory(title=title, error_code=None)
-    case_index_build()
-    stored = {
-        f"{case_id}:{number}": np.frombuffer(blob, dtype="<f4")
-        for case_id, number, blob in CasePassage.objects.values_list("case_id", "number", "vector")
-    }
+    )
     question = embedding.embed_query("kafka consumers fall behind")
 
     ranked = get_backend().dense(question, 6)
@@ -313,18 +318,12 @@ def test_the_dense_ranking_is_the_cosine_ranking_of_the_stored_vectors() -> None
 
 
 def test_neighbours_far_below_a_bar_keep_their_held_score_and_those_near_it_are_exact() -> None:
-    for title in (
+    stored = indexed_vectors(
         "Kafka consumer lag keeps growing",
         "Kafka consumer lag keeps growing on the payments topic",
         "磁盘写满：/var/log 日志未轮转",
         "Redis maxmemory 触发大量 key 淘汰",
-    ):
-        CaseLibraryFactory(title=title, error_code=None)
-    case_index_build()
-    stored = {
-        f"{case_id}:{number}": np.frombuffer(blob, dtype="<f4")
-        for case_id, number, blob in CasePassage.objects.values_list("case_id", "number", "vector")
-    }
+    )
     question = embedding.embed_query("Kafka consumer lag keeps growing")
 
     [found] = get_backend().dense_each([question], 20, rescore_above=0.5)
