@@ -11,7 +11,7 @@ from caselibrary import embedding
 from caselibrary.models import CaseChange, CaseIndexState, CaseLibrary, CasePassage
 from caselibrary.search_backends import database
 from caselibrary.search_backends.base import get_backend
-from caselibrary.search_backends.database import VectorMatrix
+from caselibrary.search_backends.vector_matrix import VectorMatrix
 from caselibrary.search_text import search_terms
 from caselibrary.selectors import case_index_status, cases_find
 from caselibrary.services.cases import case_create_manual, case_update, cases_delete
@@ -340,6 +340,14 @@ def test_neighbours_far_below_a_bar_keep_their_held_score_and_those_near_it_are_
     assert far and any(abs(score - exact) > 1e-4 for score, exact in far)  # not read again
 
 
+def nearest(held: VectorMatrix, vectors: np.ndarray, limit: int) -> list[list[tuple[str, float]]]:
+    """Each vector's nearest passages by the held scores, as passage ids."""
+    return [
+        [(held.passage_id(row), float(score)) for row, score in zip(rows, scores, strict=True)]
+        for rows, scores in held.nearest_rows(vectors, limit)
+    ]
+
+
 def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((6, 8)).astype(np.float32)
@@ -353,8 +361,8 @@ def test_the_vectors_a_process_holds_grow_past_the_room_it_loaded_with() -> None
 
     assert len(held) == 5
     for n in (0, 2, 3, 4, 5):
-        assert held.nearest(vectors[n], 1)[0][0] == f"case-{n}:0"
-    assert "case-1:0" not in [pid for pid, _ in held.nearest(vectors[1], 6)]
+        assert nearest(held, vectors[n : n + 1], 1)[0][0][0] == f"case-{n}:0"
+    assert "case-1:0" not in [pid for pid, _ in nearest(held, vectors[1:2], 6)[0]]
 
 
 def test_many_vectors_find_their_neighbours_in_one_scan_as_each_alone_would(
@@ -370,9 +378,9 @@ def test_many_vectors_find_their_neighbours_in_one_scan_as_each_alone_would(
     # Room for the scores of three questions at a time: the questions come in chunks.
     monkeypatch.setattr(VectorMatrix, "SCORES_HELD", 3 * 40)
 
-    together = held.nearest_each(vectors[:10], 5)
+    together = nearest(held, vectors[:10], 5)
 
-    alone = [held.nearest(vector, 5) for vector in vectors[:10]]
+    alone = [nearest(held, vectors[n : n + 1], 5)[0] for n in range(10)]
     assert [[pid for pid, _ in hits] for hits in together] == [
         [pid for pid, _ in hits] for hits in alone
     ]

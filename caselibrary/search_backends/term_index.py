@@ -141,10 +141,6 @@ class TermIndex:
             self.live_rows -= 1
             self._total_length -= int(self._lengths[row])
 
-    def holds(self, term: str) -> bool:
-        """Whether a live passage holds `term`."""
-        return bool(self.held([term]))
-
     def held(self, terms: Iterable[str]) -> set[str]:
         """Those of `terms` that a live passage holds (one look-up for them all)."""
         known = [t for t in dict.fromkeys(terms) if t in self.term_ids]

@@ -173,7 +173,7 @@ def _allowed_offers(asked: list[Question]) -> int:
     return math.floor((1 - NONE_TARGET) * len(unanswerable) + 1e-9) - offered_anyway
 
 
-def _kept(reaches: list[Reach], asked: list[Question]) -> Reach:
+def _kept(reaches: list[Reach]) -> Reach:
     floor = NONE_TARGET - 1e-9
     meeting = [r for r in reaches if r.none_when_unanswerable >= floor]
     return max(meeting, key=lambda r: (r.hit_at_3, r.mrr))
@@ -182,20 +182,17 @@ def _kept(reaches: list[Reach], asked: list[Question]) -> Reach:
 def best_pair(asked: list[Question]) -> Reach:
     """The best "a >= s or b >= t" over every pair of features and thresholds."""
     x = _matrix(asked)
-    reaches = []
+    allowed = _allowed_offers(asked)
+    bad = np.array([not q.answerable for q in decided(asked)])
+    results = []
     for a, b in itertools.combinations(range(len(FEATURES)), 2):
         for s in np.unique(x[:, a]):
             for t in np.unique(x[:, b]):
                 accept = (x[:, a] >= s) | (x[:, b] >= t)
-                reaches.append((accept, a, b, s, t))
-    allowed = _allowed_offers(asked)
-    bad = np.array([not q.answerable for q in decided(asked)])
-    results = []
-    for accept, a, b, s, t in reaches:
-        if (accept & bad).sum() <= allowed:
-            name = f"{FEATURES[a]} >= {s:.3f} or {FEATURES[b]} >= {t:.3f}"
-            results.append(reach(asked, accept, name))
-    return _kept(results, asked)
+                if (accept & bad).sum() <= allowed:
+                    name = f"{FEATURES[a]} >= {s:.3f} or {FEATURES[b]} >= {t:.3f}"
+                    results.append(reach(asked, accept, name))
+    return _kept(results)
 
 
 def best_logistic(asked: list[Question]) -> Reach:
@@ -223,7 +220,7 @@ def best_logistic(asked: list[Question]) -> Reach:
         cut = offers[allowed] if allowed < len(offers) else -np.inf
         name = f"logistic regression of all ten (penalty {penalty}, weight {bad_weight})"
         results.append(reach(asked, score > cut, name))
-    return _kept(results, asked)
+    return _kept(results)
 
 
 def main() -> None:
