@@ -30,7 +30,6 @@ from diagnosis.models import (
     DiagnosisSession,
     SessionStatus,
     ToolCatalogEntry,
-    ToolInvocation,
 )
 from diagnosis.selectors import (
     EVIDENCE_SCORE,
@@ -178,45 +177,6 @@ class SessionAdminBase(EstimatedCountAdminMixin, admin.ModelAdmin):
         source = (obj.self_evaluation or {}).get("source")
         badge = score_badge(obj.score, status=obj.status)
         return format_html("{} <small>{}</small>", badge, source) if source else badge
-
-
-# --- Sessions -------------------------------------------------------------------------
-
-
-class ToolInvocationInline(admin.TabularInline):
-    """The session's tool calls, read-only, in the order they were recorded."""
-
-    model = ToolInvocation
-    fields = (
-        "tool_name",
-        "kind",
-        "status",
-        "match_level",
-        "hit_count",
-        "query",
-        "error_message",
-        "duration_ms",
-        "created_at",
-    )
-    readonly_fields = fields
-    ordering = ("id",)
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Whoever may see the session sees its facts; no separate grant needed.
-        return request.user.has_perm("diagnosis.view_diagnosissession") or request.user.has_perm(
-            "diagnosis.change_diagnosissession"
-        )
 
 
 # --- Tool catalog (OTLP ingest) --------------------------------------------------------

@@ -282,6 +282,36 @@ def test_the_detail_lists_the_tool_invocations_in_order_read_only(admin_client) 
     assert 'name="_save"' not in page
 
 
+def test_the_detail_shows_each_call_with_its_outcome_and_duration(admin_client) -> None:
+    session = DiagnosisSessionFactory(succeeded=True)
+    ToolInvocationFactory(
+        session=session,
+        tool_name="QueryErrorCodeDocs",
+        status="FAILED",
+        match_level=None,
+        hit_count=0,
+        query="ORA-01555 snapshot too old",
+        error_message="upstream timed out",
+        duration_ms=4321,
+    )
+
+    cells = re.findall(
+        r'<tr class="invocation">(.*?)</tr>', admin_client.get(change_url(session)).content.decode()
+    )
+
+    assert len(cells) == 1
+    assert re.findall(r"<td>(.*?)</td>", cells[0])[:8] == [
+        "QueryErrorCodeDocs",
+        "Retrieval",
+        "Failed",
+        "-",
+        "0",
+        "ORA-01555 snapshot too old",
+        "upstream timed out",
+        "4321",
+    ]
+
+
 @pytest.mark.parametrize("calls", [3, 60])
 def test_the_detail_runs_the_same_queries_however_many_invocations(
     admin_client, django_assert_num_queries, calls
@@ -295,7 +325,7 @@ def test_the_detail_runs_the_same_queries_however_many_invocations(
     with django_assert_num_queries(9):
         response = admin_client.get(change_url(session))
 
-    assert response.content.decode().count('<td class="field-tool_name">') == calls
+    assert response.content.decode().count('<tr class="invocation">') == calls
 
 
 def test_the_detail_cannot_be_posted(admin_client) -> None:

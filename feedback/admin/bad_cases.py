@@ -10,7 +10,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
@@ -26,6 +26,7 @@ from diagnosis.admin import (
 from diagnosis.selectors import session_invocations
 from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
+from feedback.admin.invocations import invocations_table
 from feedback.admin.queues import AssigneeFilter, ReviewQueueMixin, TagFilter, staff_users
 from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
 from feedback.review_queues import bad_case_queue_save
@@ -303,55 +304,10 @@ class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, S
         # A table rather than an inline formset: this page is a form that is posted, and
         # a few hundred inline rows would be a few hundred posted fields for nothing.
         calls = list(session_invocations(session_id=obj.session_id)[: INVOCATIONS_SHOWN + 1])
-        if not calls:
-            return format_html("<em>{}</em>", _("no tool invocations"))
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    c.tool_name,
-                    c.get_kind_display(),
-                    c.get_status_display(),
-                    c.get_match_level_display() if c.match_level else "-",
-                    c.hit_count,
-                    c.query or "",
-                    c.error_message or "",
-                )
-                for c in calls[:INVOCATIONS_SHOWN]
-            ),
-        )
-        more = (
-            format_html(
-                '<p><a href="{}">{}</a></p>',
-                session_change_url(obj.pk),
-                _("More calls: see them all on the session page."),
-            )
-            if len(calls) > INVOCATIONS_SHOWN
-            else ""
-        )
-        headers = format_html_join(
-            "",
-            "<th>{}</th>",
-            (
-                (label,)
-                for label in (
-                    _("tool name"),
-                    _("kind"),
-                    _("status"),
-                    _("match level"),
-                    _("hit count"),
-                    _("tool query"),
-                    _("error message"),
-                )
-            ),
-        )
-        return format_html(
-            '<table class="invocations"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>{}',
-            headers,
-            rows,
-            more,
-        )
+        more = None
+        if len(calls) > INVOCATIONS_SHOWN:
+            more = (session_change_url(obj.pk), _("More calls: see them all on the session page."))
+        return invocations_table(calls[:INVOCATIONS_SHOWN], more=more)
 
     # --- actions
 

@@ -17,9 +17,11 @@ from django.utils.translation import ngettext
 
 from caselibrary.models import CaseLibrary
 from config.queue import enqueue_on_commit
-from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, ToolInvocationInline
+from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
 from diagnosis.models import DiagnosisSession, SessionStatus
+from diagnosis.selectors import session_invocations
 from feedback.admin.evidence import EvidenceTablesMixin
+from feedback.admin.invocations import invocations_table
 from feedback.admin.timeline import timeline_html
 
 # Rescoring more than this from a web request belongs to `manage.py rescore`.
@@ -78,6 +80,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
             _("Evidence"),
             {"fields": ("score_detail", "factors_table", "opinion_table", "case_searches_table")},
         ),
+        (_("Tool invocations"), {"fields": ("invocations_table",)}),
         (_("Timeline"), {"fields": ("timeline",)}),
     )
     readonly_fields = (
@@ -95,9 +98,9 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         "factors_table",
         "opinion_table",
         "case_searches_table",
+        "invocations_table",
         "timeline",
     )
-    inlines = (ToolInvocationInline,)
     actions = ("rescore", "create_case")
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -170,6 +173,10 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
             _("repeated recall"),
             rows,
         )
+
+    @admin.display(description=_("tool invocations"))
+    def invocations_table(self, obj: DiagnosisSession) -> SafeString:
+        return invocations_table(list(session_invocations(session_id=obj.session_id)))
 
     @admin.display(description=_("timeline"))
     def timeline(self, obj: DiagnosisSession) -> SafeString:
