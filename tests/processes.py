@@ -120,9 +120,10 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 def start_gunicorn(
-    env: dict[str, str], *, workers: int = 4, log=None
+    env: dict[str, str], *, workers: int = 4, log=None, args: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen, str]:  # type: ignore[no-untyped-def]
-    """gunicorn serving the real app; returns the process and its base URL once it answers."""
+    """gunicorn serving the real app; returns the process and its base URL once it answers.
+    `args`: more command-line options (say, ("-c", "config/gunicorn.conf.py"))."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -134,6 +135,7 @@ def start_gunicorn(
             str(workers),
             "--timeout",
             "60",
+            *args,
         ],
         cwd=ROOT,
         env=env,

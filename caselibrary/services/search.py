@@ -1,13 +1,14 @@
 """A search of the case library, recorded on the session that asked."""
 
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import Case, F, When
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit
@@ -24,6 +25,7 @@ SEARCH_TOOL_NAME = "CaseLibrarySearch"
 MAX_QUERY_LENGTH = 4000
 DEFAULT_SEARCH_LIMIT = 5
 MAX_SEARCH_LIMIT = 50
+WARM_UP_QUERY = "warm-up"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,32 @@ def case_search(
         found=found,
         duration_ms=duration_ms,
     )
+
+
+def search_warm() -> float:
+    """Ask the library one question, recording nothing: what a search needs is loaded
+    by it (the embedding model; with the database backend every passage's vector and, on
+    MariaDB/MySQL, its terms). Returns the seconds it took."""
+    started = time.monotonic()
+    cases_find(query=WARM_UP_QUERY, limit=1)
+    return time.monotonic() - started
+
+
+def search_warm_in_background() -> threading.Thread:
+    """`search_warm` in a thread of its own (a web worker that has just started): the
+    worker answers meanwhile, and a search that comes first waits for the same load."""
+
+    def warm() -> None:
+        try:
+            logger.info("case search warm in %.1f s", search_warm())
+        except Exception:
+            logger.exception("case search warm-up failed: the first search loads it")
+        finally:
+            connections.close_all()  # this thread's own
+
+    thread = threading.Thread(target=warm, name="case-search-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def _check_search(*, query: str, error_code: str | None, limit: int) -> None:
