@@ -22,7 +22,7 @@ from caselibrary.models import (
     FaultCategory,
     SourceType,
 )
-from caselibrary.search_engine import L0, L1, NONE, Hit, rank_cases
+from caselibrary.search_engine import L0, L1, NONE, Hit, Ranked, decision_thresholds, rank_cases
 from caselibrary.structuring import Taxonomy, taxonomy_of
 from config.api import NotFound
 from diagnosis.models import DiagnosisSession
@@ -102,6 +102,9 @@ class CasesFound:
     # The embedding model failed: ranked by terms alone.
     degraded: bool = False
     embed_ms: float = 0.0
+    # Why the answer is what it is (explain=true): the decision's bars and how the
+    # nearest similar case fared against them, and the names no case mentions.
+    explain: dict[str, Any] | None = None
 
     @property
     def case_ids(self) -> list[str]:
@@ -114,7 +117,11 @@ def cases_find(
     """The cases that answer `query`: exact (L0) hits first, then similar (L1) ones
     (caselibrary/search_engine.py). A case deleted since it was indexed is not found."""
     ranked = rank_cases(query=query, error_code=error_code, limit=limit)
-    rows = CaseLibrary.objects.in_bulk([hit.case_id for hit in ranked.hits])
+    nearest = next((hit for hit in ranked.candidates if hit.match_level == L1), None)
+    wanted = [hit.case_id for hit in ranked.hits]
+    if explain and nearest is not None:
+        wanted.append(nearest.case_id)
+    rows = CaseLibrary.objects.in_bulk(wanted)
     matches = [
         CaseMatch(
             rows[hit.case_id],
@@ -127,7 +134,37 @@ def cases_find(
     ]
     levels = {m.match_level for m in matches}
     level = L0 if L0 in levels else L1 if L1 in levels else NONE
-    return CasesFound(level, matches, degraded=ranked.degraded, embed_ms=ranked.embed_ms)
+    return CasesFound(
+        level,
+        matches,
+        degraded=ranked.degraded,
+        embed_ms=ranked.embed_ms,
+        explain=_decision(ranked, nearest, rows) if explain else None,
+    )
+
+
+def _decision(ranked: Ranked, nearest: Hit | None, rows: dict[str, CaseLibrary]) -> dict[str, Any]:
+    """The answer-or-NONE decision as it went: the bars a similar case must clear (one
+    of them), the best similar case with its figures and whether it was offered, and
+    the question's names no case mentions (which refuse every similar case)."""
+    min_peak, min_coverage = decision_thresholds()
+    case = rows.get(nearest.case_id) if nearest is not None else None
+    offered = {hit.case_id for hit in ranked.hits}
+    return {
+        "minPeak": min_peak,
+        "minTermCoverage": min_coverage,
+        "unknownNames": ranked.unknown_names,
+        "nearestSimilar": None
+        if nearest is None or case is None
+        else {
+            "caseId": case.case_id,
+            "title": case.title,
+            "offered": case.case_id in offered,
+            "peak": nearest.peak,
+            "termCoverage": nearest.coverage,
+            "cosine": nearest.cosine,
+        },
+    }
 
 
 def _explain(hit: Hit) -> dict[str, Any]:

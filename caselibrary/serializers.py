@@ -70,8 +70,9 @@ class CaseSearchInput(StrictInputSerializer):
     explain = StrictBooleanField(
         required=False,
         default=False,
-        help_text="Say for each hit why it was found: its lexical and dense ranks and the "
-        "passage that matched.",
+        help_text="Say for each hit why it was found (its lexical and dense ranks and the "
+        "passage that matched), and why the answer is what it is (the decision's bars, the "
+        "nearest similar case against them, the names no case mentions).",
     )
 
 
@@ -110,3 +111,9 @@ class CaseSearchOutput(serializers.Serializer):
         source="found.degraded",
         help_text="The embedding model failed: the hits were ranked by their terms alone.",
     )
+
+    def to_representation(self, instance):  # type: ignore[no-untyped-def]
+        data = super().to_representation(instance)
+        if instance.found.explain is not None:
+            data["explain"] = instance.found.explain
+        return data

@@ -415,6 +415,50 @@ def test_explain_shows_each_hits_ranks_and_the_passage_that_matched(api, library
     assert "explain" not in plain["hits"][0]
 
 
+def test_explain_says_the_nearest_case_fell_short_of_the_bars_when_nothing_is_offered(
+    api, library
+) -> None:
+    body = search(api, query="how do we rotate the certificate of the ingress", explain=True)
+    body = body.json()
+
+    assert body["hits"] == []
+    decision = body["explain"]
+    nearest = decision["nearestSimilar"]
+    assert nearest["offered"] is False
+    assert nearest["title"] in {case.title for case in library.values()}
+    # A similar case is offered when it clears either bar: this one cleared neither.
+    assert nearest["peak"] < decision["minPeak"]
+    assert nearest["termCoverage"] < decision["minTermCoverage"]
+    assert decision["unknownNames"] == []
+
+
+def test_explain_names_what_no_case_mentions_when_that_refused_the_similar_cases(
+    api, library
+) -> None:
+    body = search(
+        api, query="RocketMQ consumer lag keeps growing after a rebalance", explain=True
+    ).json()
+
+    assert body["hits"] == []
+    assert body["explain"]["unknownNames"] == ["RocketMQ"]
+    # The Kafka case reads close; the unknown name is what refused it.
+    assert body["explain"]["nearestSimilar"]["caseId"] == library["lag"].case_id
+    assert body["explain"]["nearestSimilar"]["offered"] is False
+
+
+def test_explain_shows_the_nearest_similar_case_offered_when_it_cleared_a_bar(api, library) -> None:
+    body = search(api, query="consumer group lag growing after rebalances", explain=True).json()
+    plain = search(api, query="consumer group lag growing after rebalances").json()
+
+    nearest = body["explain"]["nearestSimilar"]
+    assert nearest == {**nearest, "caseId": library["lag"].case_id, "offered": True}
+    assert (
+        nearest["peak"] >= body["explain"]["minPeak"]
+        or nearest["termCoverage"] >= body["explain"]["minTermCoverage"]
+    )
+    assert "explain" not in plain
+
+
 def test_explain_must_be_true_or_false(api, library) -> None:
     response = search(api, query="cpu", explain="yes")
 
