@@ -292,7 +292,8 @@ class CasePassage(models.Model):
     terms = models.TextField(_("terms"))
     # `terms` as SQLite's FTS5 indexes them: each term a fixed-length key of letters and
     # digits, so the engine's tokenizer neither drops nor splits a term
-    # (caselibrary/search_backends/database.py; MariaDB/MySQL rank `terms` in memory).
+    # (caselibrary/search_backends/database.py). Empty on MariaDB/MySQL, which rank
+    # `terms` in memory.
     lexemes = models.TextField(_("lexemes"))
     # float32 x EMBEDDING_DIM, little-endian, length 1.
     vector = models.BinaryField(_("vector"))
