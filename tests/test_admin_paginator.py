@@ -4,6 +4,7 @@ on MySQL/MariaDB — and never a COUNT(*) over the whole table."""
 import pytest
 from django.db import connection
 from django.db.models import Func, IntegerField, Value
+from django.test.utils import CaptureQueriesContext
 
 from config.admin_paginator import CountKind, EstimatedCountPaginator
 from diagnosis.models import DiagnosisSession
@@ -189,3 +190,28 @@ def test_a_deep_page_of_the_changelist_can_be_opened(admin_client, monkeypatch) 
 
     assert response.status_code == 200
     assert "12 diagnosis sessions" in " ".join(response.content.decode().split())
+
+
+def test_a_search_that_matches_nothing_reads_the_questions_once(admin_client) -> None:
+    DiagnosisSessionFactory.create_batch(3, query="disk full on db-3")
+
+    with CaptureQueriesContext(connection) as captured:
+        page = admin_client.get("/admin/diagnosis/diagnosissession/", {"q": "nowhere-zzyzx"})
+
+    text = " ".join(page.content.decode().split())
+    assert "0 results" in text
+    assert 'class="field-session_id"' not in text
+    searched = [q["sql"] for q in captured.captured_queries if "%nowhere-zzyzx%" in q["sql"]]
+    # The count, which said "none"; not the page's rows after it.
+    assert len(searched) <= 1
+
+
+def test_a_search_that_matches_lists_what_it_matched(admin_client) -> None:
+    matched = DiagnosisSessionFactory(query="disk full on db-3")
+    DiagnosisSessionFactory(query="cpu high on web-1")
+
+    page = admin_client.get("/admin/diagnosis/diagnosissession/", {"q": "disk full"})
+
+    text = " ".join(page.content.decode().split())
+    assert "1 result" in text
+    assert matched.session_id in text
