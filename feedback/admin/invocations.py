@@ -14,16 +14,17 @@ from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import InvocationStatus, MatchLevel, ToolInvocation, ToolKind
 
-HEADERS = (
-    _("tool name"),
-    _("kind"),
-    _("status"),
-    _("match level"),
-    _("hit count"),
-    _("tool query"),
-    _("error message"),
-    _("duration (ms)"),
-    _("created at"),
+# The columns, headed by the fields' own (translated) names.
+COLUMNS = (
+    "tool_name",
+    "kind",
+    "status",
+    "match_level",
+    "hit_count",
+    "query",
+    "error_message",
+    "duration_ms",
+    "created_at",
 )
 
 
@@ -57,7 +58,11 @@ def invocations_table(
             for call in calls
         ),
     )
-    headers = format_html_join("", "<th>{}</th>", ((label,) for label in HEADERS))
+    headers = format_html_join(
+        "",
+        "<th>{}</th>",
+        ((ToolInvocation._meta.get_field(name).verbose_name,) for name in COLUMNS),
+    )
     link = format_html('<p><a href="{}">{}</a></p>', *more) if more else ""
     return format_html(
         '<table class="invocations"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>{}',
