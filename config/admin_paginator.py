@@ -20,7 +20,7 @@ for them a second time.
 from typing import Any
 
 from django.contrib.admin.views.main import PAGE_VAR
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db import DatabaseError, connections
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -121,6 +121,23 @@ class EstimatedCountPaginator(Paginator):
     @cached_property
     def count(self) -> int:
         return self._count_and_kind[0]
+
+    def page(self, number: Any) -> Page:
+        """The page's keys first, then its rows by those keys.
+
+        Asked for whole rows, MariaDB may walk the list's order on an index that does not
+        hold the filter, expecting to meet matching rows evenly, and read most of the
+        table when they are old (the latest sessions have no feedback yet): at 381,000
+        sessions, the useful ones latest first took 412 ms that way, where their keys,
+        read off the index that holds both the filter and the order, took 1-3 ms. The
+        admin benchmark at that size (`sessions feedback=useful`, a plain slice against
+        this): 551 -> 44 ms a page load; bad cases triaged or resolved 91-94 -> 49-50
+        ms; the lists that were fast stay as they were, one statement more."""
+        page = super().page(number)
+        if isinstance(self.object_list, QuerySet):
+            keys = list(page.object_list.values_list("pk", flat=True))
+            page.object_list = self.object_list.filter(pk__in=keys)
+        return page
 
     @property
     def count_kind(self) -> str:

@@ -1,12 +1,16 @@
 """The changelist paginator: exact below the cap, "cap+" above it, estimated when unfiltered
 on MySQL/MariaDB — and never a COUNT(*) over the whole table."""
 
+import re
+from datetime import timedelta
+
 import pytest
 from django.contrib.admin import site
 from django.db import connection
 from django.db.models import Func, IntegerField, Value
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from config.admin_paginator import CountKind, EstimatedCountPaginator
 from diagnosis.models import DiagnosisSession
@@ -15,6 +19,13 @@ from tests.datasets import generate_sessions
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
+
+
+def shown_ids(response) -> list[str]:  # type: ignore[no-untyped-def]
+    """Session ids in the changelist's rows, top to bottom."""
+    return re.findall(
+        r'<th class="field-session_id"><a href="[^"]+">([^<]+)</a>', response.content.decode()
+    )
 
 
 class SmallCap(EstimatedCountPaginator):
@@ -52,8 +63,8 @@ def test_the_count_is_cached_for_the_page_load(count_statements) -> None:
     with count_statements() as counted:
         paginator.count, paginator.count_label, paginator.num_pages, paginator.page(2)
 
-    # The count's read, once (a page's rows are read when they are shown).
-    assert len(counted.statements) == 1
+    # The count's read, once, and the page's keys (its rows are read when shown).
+    assert len(counted.statements) == 2
 
 
 @pytest.mark.sqlite
@@ -233,3 +244,30 @@ def test_the_list_shows_the_sessions_it_counted(admin_user) -> None:
 
     # The rows are the ones counted that still match: not a second search's.
     assert [s.session_id for s in changelist.result_list] == [kept.session_id]
+
+
+def test_each_page_of_a_filtered_list_shows_its_sessions_latest_first(
+    admin_client, monkeypatch
+) -> None:
+    monkeypatch.setattr(DiagnosisSessionAdmin, "list_per_page", 3)
+    now = timezone.now()
+    useful = []
+    for minutes in range(7, 0, -1):
+        session = DiagnosisSessionFactory(feedback="useful")
+        DiagnosisSessionFactory()  # newer, without feedback: not listed
+        DiagnosisSession.objects.filter(pk=session.pk).update(
+            created_at=now - timedelta(minutes=minutes)
+        )
+        useful.append(session.session_id)
+    latest_first = useful[::-1]
+
+    pages = [
+        shown_ids(
+            admin_client.get(
+                "/admin/diagnosis/diagnosissession/", {"feedback__exact": "useful", "p": p}
+            )
+        )
+        for p in (1, 2, 3)
+    ]
+
+    assert pages == [latest_first[0:3], latest_first[3:6], latest_first[6:7]]

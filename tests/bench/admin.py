@@ -12,7 +12,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from tests.bench.dataset import DETAIL_SESSION, body_session_id
+from tests.bench.dataset import DETAIL_SESSION, DETAIL_WORD, body_session_id
 
 STAFF_USERNAME = "bench-staff"
 
@@ -50,6 +50,13 @@ ADMIN_PAGES: list[tuple[str, str, str]] = [
         "sessions search, no match",
         "scan",
         "/admin/diagnosis/diagnosissession/?q=zzyzx-nowhere",
+    ),
+    # A word one question holds (the detail session's): one read of the table too, its
+    # row then read by key.
+    (
+        "sessions search, one match",
+        "scan",
+        f"/admin/diagnosis/diagnosissession/?q={DETAIL_WORD}",
     ),
     ("bad cases", "changelist", "/admin/feedback/badcase/"),
     ("bad cases review=open", "changelist", "/admin/feedback/badcase/?review_state=open"),

@@ -44,6 +44,7 @@ REFERENCE_SESSIONS = 10_000
 CHUNK_SESSIONS = 50_000
 DETAIL_SESSION = "pd0000000"
 DETAIL_INVOCATIONS = 200
+DETAIL_WORD = "zzyzx-detail"  # in the detail session's question and no other
 
 
 @dataclass(frozen=True)
@@ -229,9 +230,10 @@ def _session(
     calls: list[tuple[str, str, str | None]],
     feedback: str | None,
     review: bool = False,
+    question_tail: str = "",
 ) -> None:
     service = rng.choice(_SERVICES)
-    query = f"{service} {rng.choice(_SYMPTOMS)}"
+    query = f"{service} {rng.choice(_SYMPTOMS)}{question_tail}"
     finished = created + timedelta(seconds=rng.randint(5, 300)) if status != "RUNNING" else None
     answer = "\n".join(rng.sample(_ANSWER_PARTS, 4)) if status == "SUCCESS" else None
     score = _score_json(status, calls) if status != "RUNNING" else None
@@ -338,6 +340,8 @@ def detail_rows(*, now: datetime) -> Rows:
         status="SUCCESS",
         calls=calls,
         feedback="not_useful",
+        # A word no other question holds: the admin's search for a rare word finds it.
+        question_tail=f" {DETAIL_WORD}",
     )
     return rows
 
