@@ -81,6 +81,10 @@ class DiagnosisSession(models.Model):
             models.Index(fields=["created_at"], name="idx_session_created"),
             models.Index(fields=["status", "created_at"], name="idx_session_status_created"),
             models.Index(fields=["feedback", "created_at"], name="idx_session_feedback_created"),
+            # Latest feedback first, within one feedback value (the useful-without-evidence
+            # queue): no other index gives that order, so the optimizer cannot walk the
+            # creation date past sessions without feedback.
+            models.Index(fields=["feedback", "feedback_at"], name="idx_session_feedback_at"),
         ]
 
     def __str__(self) -> str:

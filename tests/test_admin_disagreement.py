@@ -1,10 +1,13 @@
 """The disagreement queues: bad cases the tools backed well, useful answers they did not."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
+from diagnosis.models import DiagnosisSession
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -92,3 +95,18 @@ def test_each_useful_without_evidence_row_links_its_session_and_its_case(admin_c
     assert re.search(
         r'<a href="/admin/diagnosis/diagnosissession/\d+/change/">unbacked-alone</a>', page
     )
+
+
+def test_useful_without_evidence_lists_the_latest_feedback_first(admin_client) -> None:
+    now = timezone.now()
+    # Created oldest first, judged in another order: the queue follows the judgements.
+    for name, hours_ago in (("judged-last", 1), ("judged-first", 30), ("judged-between", 5)):
+        session = DiagnosisSessionFactory(session_id=name, useful=True, evidence_score=10)
+        DiagnosisSession.objects.filter(pk=session.pk).update(
+            feedback_at=now - timedelta(hours=hours_ago)
+        )
+
+    page = admin_client.get(UNBACKED).content.decode()
+
+    shown = re.findall(r">(judged-[a-z]+)</a>", page)
+    assert shown == ["judged-last", "judged-between", "judged-first"]
