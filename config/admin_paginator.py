@@ -3,7 +3,7 @@
 The admin asks its paginator for `count` on every page load, and Django's answer is a
 `COUNT(*)` over everything the filters match: seconds on a big InnoDB table. Here an
 unfiltered list on MySQL/MariaDB is estimated from the table statistics, and anything
-else is counted only up to a cap (`SELECT COUNT(*) FROM (SELECT ... LIMIT cap + 1)`).
+else is counted only up to a cap, by reading at most `cap + 1` matching keys.
 The cap is 1,000 rows (twenty pages) and moves with the operator: on page N it reaches
 `COUNT_PAGES_AHEAD` pages past N, so every page is reachable and the first ones, the
 ones looked at, cost the same on a table of ten thousand rows as on one of a million.
