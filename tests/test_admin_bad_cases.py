@@ -1,6 +1,5 @@
 """The bad-case admin: the not_useful work queue, its review, and bulk triage."""
 
-import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,6 +8,7 @@ from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession
 from feedback.models import BadCase, BadCaseReview
+from tests.admin_pages import shown_ids
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory, ToolInvocationFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -18,12 +18,6 @@ LIST = "/admin/feedback/badcase/"
 
 def change_url(session: DiagnosisSession) -> str:
     return f"{LIST}{session.pk}/change/"
-
-
-def shown_ids(response) -> list[str]:  # type: ignore[no-untyped-def]
-    return re.findall(
-        r'<th class="field-session_id"><a href="[^"]+">([^<]+)</a>', response.content.decode()
-    )
 
 
 def text(response) -> str:  # type: ignore[no-untyped-def]

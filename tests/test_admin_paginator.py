@@ -1,7 +1,6 @@
 """The changelist paginator: exact below the cap, "cap+" above it, estimated when unfiltered
 on MySQL/MariaDB — and never a COUNT(*) over the whole table."""
 
-import re
 from datetime import timedelta
 
 import pytest
@@ -15,17 +14,11 @@ from django.utils import timezone
 from config.admin_paginator import CountKind, EstimatedCountPaginator
 from diagnosis.models import DiagnosisSession
 from feedback.admin.sessions import DiagnosisSessionAdmin
+from tests.admin_pages import shown_ids
 from tests.datasets import generate_sessions
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
-
-
-def shown_ids(response) -> list[str]:  # type: ignore[no-untyped-def]
-    """Session ids in the changelist's rows, top to bottom."""
-    return re.findall(
-        r'<th class="field-session_id"><a href="[^"]+">([^<]+)</a>', response.content.decode()
-    )
 
 
 class SmallCap(EstimatedCountPaginator):

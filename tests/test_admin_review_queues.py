@@ -1,23 +1,16 @@
 """Bad-case review queues: who has which bad case, its tags, and the filters over them."""
 
-import re
-
 import pytest
 from django.contrib.auth import get_user_model
 
 from feedback.models import BadCaseReview
 from feedback.review_queues import bad_cases_assign, bad_cases_tag
+from tests.admin_pages import shown_ids
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
 LIST = "/admin/feedback/badcase/"
-
-
-def shown_ids(response) -> list[str]:  # type: ignore[no-untyped-def]
-    return re.findall(
-        r'<th class="field-session_id"><a href="[^"]+">([^<]+)</a>', response.content.decode()
-    )
 
 
 def act(client, action: str, *session_ids: str, **extra: object):  # type: ignore[no-untyped-def]

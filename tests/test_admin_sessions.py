@@ -10,6 +10,7 @@ from django.utils import timezone
 from caselibrary.models import CaseLibrary
 from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, sessions_in_score_band
+from tests.admin_pages import shown_ids
 from tests.conftest import on_mysql
 from tests.factories import (
     CaseLibraryFactory,
@@ -25,13 +26,6 @@ LIST = "/admin/diagnosis/diagnosissession/"
 
 def change_url(session: DiagnosisSession) -> str:
     return f"{LIST}{session.pk}/change/"
-
-
-def shown_ids(response) -> list[str]:  # type: ignore[no-untyped-def]
-    """Session ids in the changelist's rows, top to bottom."""
-    return re.findall(
-        r'<th class="field-session_id"><a href="[^"]+">([^<]+)</a>', response.content.decode()
-    )
 
 
 def text(response) -> str:  # type: ignore[no-untyped-def]
