@@ -140,7 +140,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
     record = SpanRecord(
         trace_id=span.trace_id.hex(),
         span_id=span.span_id.hex(),
-        parent_span_id=span.parent_span_id.hex(),
+        parent_span_id=span.parent_span_id.hex() if any(span.parent_span_id) else "",
         name=redact(span.name)[:255] or "(unnamed)",
         role=_role(span, attributes),
         is_error=is_error,
@@ -149,7 +149,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         attributes=attributes,
         truncated=bool(cut),
         error_message=_error_message(span, redact, max_chars) if is_error else "",
-        session_hint=_first_text(attributes, SESSION_ATTRIBUTES),
+        session_hint=_identifier(span, SESSION_ATTRIBUTES),
         user_id=_first_text(attributes, USER_ATTRIBUTES),
     )
     if record.role == SpanRole.TOOL:
@@ -193,6 +193,21 @@ def _value(
     return None
 
 
+def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` as sent, before redaction: a session id is the key its session
+    is stored under (the REST API takes it as it comes), and one that happens to look like
+    a phone number must not lose the trace. The attribute itself is kept redacted."""
+    values = {item.key: item.value for item in span.attributes if item.key in keys}
+    for key in keys:
+        value = values.get(key)
+        which = value.WhichOneof("value") if value is not None else None
+        if which in ("string_value", "int_value"):
+            text = str(getattr(value, which))
+            if text:
+                return text
+    return None
+
+
 def _time(nanos: int) -> datetime:
     # Whole seconds and microseconds apart: nanos / 1e9 as a float rounds the microseconds,
     # so a 10 ms span could come out as 9 ms.
@@ -213,7 +228,9 @@ def _role(span: ProtoSpan, attributes: Mapping[str, Any]) -> str:
         return SpanRole.TOOL
     if operation in _MODEL_OPERATIONS or openinference in ("LLM", "EMBEDDING"):
         return SpanRole.MODEL
-    if operation in _AGENT_OPERATIONS or openinference == "AGENT" or not span.parent_span_id:
+    # Some converters send a root's parent id as eight zero bytes rather than none.
+    is_root = not any(span.parent_span_id)
+    if operation in _AGENT_OPERATIONS or openinference == "AGENT" or is_root:
         return SpanRole.AGENT
     return SpanRole.OTHER
 
@@ -275,10 +292,7 @@ def _documents(attributes: Mapping[str, Any], result: str) -> int | None:
     indexes = _document_indexes(attributes)
     if indexes:
         return len(indexes)
-    try:
-        parsed = json.loads(result) if result else None
-    except ValueError:
-        return None
+    parsed = _json(result) if result else None
     if isinstance(parsed, list):
         return len([item for item in parsed if item not in (None, "", [], {})])
     if isinstance(parsed, dict):
@@ -336,9 +350,11 @@ def answer_of(attributes: Mapping[str, Any]) -> str | None:
 
 
 def _json(text: str) -> Any:
+    """`text` parsed as JSON, or None when it is not JSON (or nested past what the parser
+    follows: the text is the caller's, a question or a tool's result)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -363,7 +379,8 @@ def _parts_text(message: Mapping[str, Any]) -> Iterator[str]:
     content = message.get("content")
     if isinstance(content, str):
         yield content
-    for part in message.get("parts") or []:
+    parts = message.get("parts")
+    for part in parts if isinstance(parts, list) else []:
         if isinstance(part, dict) and part.get("type") == "text" and part.get("content"):
             yield str(part["content"])
 
@@ -382,6 +399,8 @@ def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> dict[
     else:
         kind = ToolKind.RETRIEVAL.value if record.is_retriever else ToolKind.OTHER.value
     hits = attributes.get(HITS_ATTRIBUTE, record.documents or 0)
+    if isinstance(hits, str) and hits.isascii() and hits.isdigit():
+        hits = int(hits)  # some exporters set every attribute as a string
     body: dict[str, Any] = {
         "invocationId": record.span_id,
         "toolName": record.tool_name,

@@ -54,33 +54,38 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
     sessions_by_trace = _sessions_by_trace(records, rejected)
     records = [r for r in records if r.trace_id in sessions_by_trace]
     with transaction.atomic():
-        # The catalog gains the new tool names in the same transaction: a request that
-        # fails leaves nothing behind, not even them.
-        kept, facts = _checked_facts(records, _catalog(records), rejected)
+        catalog, unseen = _catalog(records)
+        kept, facts = _checked_facts(records, catalog, rejected)
         stored = _stored_span_keys(kept)
         new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
+        new = _with_free_invocation_ids(new, sessions_by_trace, facts, rejected)
+        # The catalog gains the tools of the spans stored, in the same transaction: a span
+        # refused, or a request that fails, leaves nothing behind, not even a tool's name.
+        _catalog_add(unseen, {r.tool_name for r in new if r.tool_name})
         if new:
             _write(new, sessions_by_trace, facts)
-    metrics.otlp_spans(accepted=len(new), duplicates=len(kept) - len(new), rejected=len(rejected))
+    duplicates = len(kept) - len([r for r in kept if (r.trace_id, r.span_id) not in stored])
+    metrics.otlp_spans(accepted=len(new), duplicates=duplicates, rejected=len(rejected))
     logger.info(
         "spans received",
-        extra={"stored": len(new), "duplicates": len(kept) - len(new), "rejected": len(rejected)},
+        extra={"stored": len(new), "duplicates": duplicates, "rejected": len(rejected)},
     )
-    return IngestResult(len(new), len(kept) - len(new), rejected)
+    return IngestResult(len(new), duplicates, rejected)
 
 
 def _checked_facts(
     records: list[SpanRecord], catalog: dict[str, ToolCatalogEntry], rejected: list[str]
-) -> tuple[list[SpanRecord], dict[str, InvocationFacts]]:
-    """The spans kept, and the tool facts of the tool spans, each checked by the REST
-    API's validator; a tool span it refuses is rejected, with its reasons."""
-    facts: dict[str, InvocationFacts] = {}
+) -> tuple[list[SpanRecord], dict[tuple[str, str], InvocationFacts]]:
+    """The spans kept, and the tool facts of the tool spans (by trace and span id), each
+    checked by the REST API's validator; a tool span it refuses is rejected, with its
+    reasons."""
+    facts: dict[tuple[str, str], InvocationFacts] = {}
     kept = []
     for record in records:
         if record.role == "tool" and record.tool_name:
             body = tool_facts_body(record, catalog.get(record.tool_name))
             try:
-                facts[record.span_id] = tool_invocation_checked(body)
+                facts[record.trace_id, record.span_id] = tool_invocation_checked(body)
             except serializers.ValidationError as exc:
                 problems = "; ".join(
                     f"{name}: {' '.join(messages)}"
@@ -132,25 +137,70 @@ def _sessions_by_trace(records: list[SpanRecord], rejected: list[str]) -> dict[s
     return sessions
 
 
-def _catalog(records: list[SpanRecord]) -> dict[str, ToolCatalogEntry]:
-    """The catalog entries of the tools in `records`, new names added first."""
+def _catalog(
+    records: list[SpanRecord],
+) -> tuple[dict[str, ToolCatalogEntry], list[ToolCatalogEntry]]:
+    """The catalog entries of the tools in `records`, and those of the names not in the
+    catalog yet (with the catalog's defaults, not saved: _catalog_add saves them)."""
     names: dict[str, bool] = {}
     for record in records:
         if record.role == "tool" and record.tool_name:
             names[record.tool_name] = names.get(record.tool_name, False) or record.is_retriever
     if not names:
-        return {}
+        return {}, []
     entries = {e.tool_name: e for e in ToolCatalogEntry.objects.filter(tool_name__in=names)}
-    missing = [
+    unseen = [
         ToolCatalogEntry(tool_name=name, kind=ToolKind.RETRIEVAL if retriever else ToolKind.OTHER)
         for name, retriever in names.items()
         if name not in entries and len(name) <= 128
     ]
-    if missing:
+    return {**entries, **{e.tool_name: e for e in unseen}}, unseen
+
+
+def _catalog_add(unseen: list[ToolCatalogEntry], names: set[str]) -> None:
+    entries = [entry for entry in unseen if entry.tool_name in names]
+    if entries:
         # Two requests may add the same name at once: the unique key keeps one.
-        ToolCatalogEntry.objects.bulk_create(missing, ignore_conflicts=True)
-        entries = {e.tool_name: e for e in ToolCatalogEntry.objects.filter(tool_name__in=names)}
-    return entries
+        ToolCatalogEntry.objects.bulk_create(entries, ignore_conflicts=True)
+
+
+def _with_free_invocation_ids(
+    records: list[SpanRecord],
+    sessions_by_trace: dict[str, str],
+    facts: dict[tuple[str, str], InvocationFacts],
+    rejected: list[str],
+) -> list[SpanRecord]:
+    """`records` less the tool spans whose id already names a tool call of their session.
+    A tool fact's invocationId is its span id, unique per session, and span ids are
+    unique only within a trace: another trace of the session (one stored, or one earlier
+    in this request) may have used it. Such a span is refused, with its reason, rather
+    than stored without its fact or failing the whole request on the unique key."""
+    wanted = {
+        (sessions_by_trace[r.trace_id], r.span_id)
+        for r in records
+        if (r.trace_id, r.span_id) in facts
+    }
+    if not wanted:
+        return records
+    taken = set(
+        ToolInvocation.objects.filter(
+            session_id__in={session for session, _ in wanted},
+            invocation_id__in={span for _, span in wanted},
+        ).values_list("session_id", "invocation_id")
+    )
+    free = []
+    for record in records:
+        key = (sessions_by_trace[record.trace_id], record.span_id)
+        if (record.trace_id, record.span_id) in facts:
+            if key in taken:
+                rejected.append(
+                    f"tool span {record.span_id}: session {key[0]} already has a tool call "
+                    "with this id, from another trace"
+                )
+                continue
+            taken.add(key)
+        free.append(record)
+    return free
 
 
 def _stored_span_keys(records: list[SpanRecord]) -> set[tuple[str, str]]:
@@ -166,24 +216,21 @@ def _stored_span_keys(records: list[SpanRecord]) -> set[tuple[str, str]]:
 def _write(
     records: list[SpanRecord],
     sessions_by_trace: dict[str, str],
-    facts: dict[str, InvocationFacts],
+    facts: dict[tuple[str, str], InvocationFacts],
 ) -> None:
     by_session: dict[str, list[SpanRecord]] = defaultdict(list)
     for record in records:
         by_session[sessions_by_trace[record.trace_id]].append(record)
     sessions = _sessions_locked(by_session)
-    adopted = _placeholders_adopted(sessions_by_trace)
-    stored_invocations = set(
-        ToolInvocation.objects.filter(
-            session_id__in=list(by_session), invocation_id__in=list(facts)
-        ).values_list("session_id", "invocation_id")
+    adopted = _placeholders_adopted(
+        {r.trace_id: sessions_by_trace[r.trace_id] for r in records}, sessions
     )
-    invocations = []
-    for session_id, group in by_session.items():
-        for record in group:
-            fact = facts.get(record.span_id)
-            if fact is not None and (session_id, record.span_id) not in stored_invocations:
-                invocations.append(ToolInvocation(session_id=session_id, **fact))
+    invocations = [
+        ToolInvocation(session_id=session_id, **facts[record.trace_id, record.span_id])
+        for session_id, group in by_session.items()
+        for record in group
+        if (record.trace_id, record.span_id) in facts
+    ]
     Span.objects.bulk_create(
         [
             Span(
@@ -211,40 +258,63 @@ def _write(
         _session_update(sessions[session_id], group, rescore=session_id in with_new_facts)
 
 
-def _placeholders_adopted(sessions_by_trace: dict[str, str]) -> set[str]:
+def _placeholders_adopted(
+    sessions_by_trace: dict[str, str], sessions: dict[str, DiagnosisSession]
+) -> set[str]:
     """Spans of a trace stored before its session was known (under the trace id: an
-    exporter sent the children before the root that names the session) move to the
-    session, with their facts; the placeholder session goes once it is empty. Returns
-    the sessions that gained facts this way."""
+    exporter sent spans before the one that names the session) move to the session, with
+    their facts, and with the completion when the root was among them; the placeholder
+    session goes once it is empty. A placeholder the reader has rated keeps what it holds.
+    Returns the sessions that gained facts or their completion this way."""
     stored = (
         Span.objects.filter(trace_id__in=list(sessions_by_trace))
         .values_list("trace_id", "session_id")
         .distinct()
     )
     adopted = set()
-    for trace, placeholder in stored:
+    for trace, placeholder_id in stored:
         session_id = sessions_by_trace[trace]
-        if placeholder == session_id or placeholder != trace:
+        if placeholder_id == session_id or placeholder_id != trace:
+            continue
+        placeholder = DiagnosisSession.objects.select_for_update().get(session_id=placeholder_id)
+        if placeholder.feedback is not None:
             continue
         span_ids = list(
-            Span.objects.filter(trace_id=trace, session_id=placeholder).values_list(
+            Span.objects.filter(trace_id=trace, session_id=placeholder_id).values_list(
                 "span_id", flat=True
             )
         )
-        Span.objects.filter(trace_id=trace, session_id=placeholder).update(session_id=session_id)
+        Span.objects.filter(trace_id=trace, session_id=placeholder_id).update(session_id=session_id)
         moved = ToolInvocation.objects.filter(
-            session_id=placeholder, invocation_id__in=span_ids
+            session_id=placeholder_id, invocation_id__in=span_ids
         ).update(session_id=session_id)
-        if moved:
+        if _completion_adopted(placeholder, sessions[session_id]) or moved:
             adopted.add(session_id)
         if not (
-            Span.objects.filter(session_id=placeholder).exists()
-            or ToolInvocation.objects.filter(session_id=placeholder).exists()
+            Span.objects.filter(session_id=placeholder_id).exists()
+            or ToolInvocation.objects.filter(session_id=placeholder_id).exists()
         ):
-            DiagnosisSession.objects.filter(
-                session_id=placeholder, status=SessionStatus.RUNNING, feedback__isnull=True
-            ).delete()
+            placeholder.delete()
     return adopted
+
+
+def _completion_adopted(placeholder: DiagnosisSession, session: DiagnosisSession) -> bool:
+    """The placeholder's completion, question and answer become the session's when the
+    placeholder held the root (it is completed) and the session is not completed yet."""
+    if placeholder.status == SessionStatus.RUNNING or session.status != SessionStatus.RUNNING:
+        return False
+    session.status = placeholder.status
+    session.answer = placeholder.answer
+    session.finished_at = placeholder.finished_at
+    changed = ["status", "answer", "finished_at"]
+    if not session.query and placeholder.query:
+        session.query = placeholder.query
+        changed.append("query")
+    if not session.user_id and placeholder.user_id:
+        session.user_id = placeholder.user_id
+        changed.append("user_id")
+    session.save(update_fields=[*changed, "updated_at"])
+    return True
 
 
 def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:

@@ -71,22 +71,28 @@ def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit
         return raw
     if encoding != "gzip":
         raise WireError(415, f"不支持的 Content-Encoding：{encoding}（支持 gzip）")
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     out = bytearray()
     data = raw
     try:
-        while data:
-            out += inflater.decompress(data, limit + 1 - len(out))
-            if len(out) > limit:
-                raise too_large
-            data = inflater.unconsumed_tail
-        out += inflater.flush()
+        # A gzip body may be several members one after another (RFC 1952): each is
+        # inflated in turn, as `gzip -d` does, and the limit holds for all of them.
+        while True:
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            while data:
+                out += inflater.decompress(data, limit + 1 - len(out))
+                if len(out) > limit:
+                    raise too_large
+                data = inflater.unconsumed_tail
+            out += inflater.flush()
+            if not inflater.eof:
+                raise WireError(400, "gzip 数据不完整")
+            data = inflater.unused_data
+            if not data:
+                break
     except zlib.error:
         raise WireError(400, "gzip 数据无法解压") from None
     if len(out) > limit:
         raise too_large
-    if not inflater.eof:
-        raise WireError(400, "gzip 数据不完整")
     return bytes(out)
 
 

@@ -5,6 +5,7 @@ import os
 import time
 from typing import Any
 
+from django.test import Client
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -15,6 +16,17 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+
+
+class CommittingClient(Client):
+    """Runs the on-commit work (scoring) of each request, as a real commit would; set
+    `capture` to pytest-django's django_capture_on_commit_callbacks."""
+
+    capture = None
+
+    def post(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with self.capture(execute=True):
+            return super().post(*args, **kwargs)
 
 
 def new_trace_id() -> bytes:

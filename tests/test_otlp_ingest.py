@@ -16,6 +16,7 @@ from diagnosis.models import (
 from tests.otlp import (
     JSON,
     PROTOBUF,
+    CommittingClient,
     export,
     new_span_id,
     new_trace_id,
@@ -31,16 +32,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def key(make_client) -> str:  # type: ignore[no-untyped-def]
     return make_client("agent").raw_key
-
-
-class CommittingClient(Client):
-    """Runs the on-commit work (scoring) of each request, as a real commit would."""
-
-    capture = None
-
-    def post(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        with self.capture(execute=True):
-            return super().post(*args, **kwargs)
 
 
 @pytest.fixture
