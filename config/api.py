@@ -9,16 +9,20 @@ object with `"success": false` and a `message` in Chinese (the ops teams read it
 "...", "caseId": null}`` (see feedback/views.py).
 """
 
+import datetime
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from django.http import Http404
+from django.utils import timezone
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import set_rollback
+from rest_framework.views import APIView, set_rollback
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +31,7 @@ NOT_A_STRING = "Must be a string."
 NOT_AN_INTEGER = "Must be an integer."
 UNPAIRED_SURROGATE = "Contains an unpaired surrogate."
 UNKNOWN_FIELD = "Unknown field."
+INVALID_CURSOR = "Invalid cursor."
 
 
 class DomainError(Exception):
@@ -244,12 +249,45 @@ class NewestFirstCursorPagination(CursorPagination):
     max_page_size = 200
     ordering = "-id"
 
-    def decode_cursor(self, request):  # type: ignore[no-untyped-def]
-        # A cursor the client mangled is bad input (400), not a missing page (404).
+    def paginate_queryset(
+        self, queryset: QuerySet, request: Request, view: APIView | None = None
+    ) -> list | None:
+        # decode_cursor() checks the cursor's position against the model's ordering field.
+        self.model = queryset.model
+        return super().paginate_queryset(queryset, request, view)
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        # A cursor the client mangled is bad input (400), not a missing page (404), and
+        # not a 500 from the query its position would be put in.
         try:
-            return super().decode_cursor(request)
+            cursor = super().decode_cursor(request)
         except exceptions.NotFound:
-            raise exceptions.ValidationError({"cursor": ["Invalid cursor."]}) from None
+            raise exceptions.ValidationError({"cursor": [INVALID_CURSOR]}) from None
+        if cursor is not None and not self._is_position(cursor.position):
+            raise exceptions.ValidationError({"cursor": [INVALID_CURSOR]})
+        return cursor
+
+    def _is_position(self, position: str | None) -> bool:
+        """Whether `position` is absent, or a value of the ordering field as this paginator
+        writes one (the str() of a value read from the database)."""
+        if position is None:
+            return True
+        ordering_field = self.model._meta.get_field(self.ordering[0].lstrip("-"))
+        try:
+            value = ordering_field.clean(position, None)
+        except DjangoValidationError:
+            return False
+        if isinstance(value, datetime.datetime):
+            # Times come back from the database aware. A naive one would be guessed in the
+            # server's zone, and one UTC cannot hold (9999-12-31 23:59-14:00) fails in the
+            # query.
+            if timezone.is_naive(value):
+                return False
+            try:
+                value.astimezone(datetime.UTC)
+            except OverflowError:
+                return False
+        return True
 
 
 class PageParameters(StrictInputSerializer):

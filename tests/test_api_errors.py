@@ -5,7 +5,8 @@ import json
 import re
 
 import pytest
-from django.test import RequestFactory
+from django.contrib.auth import get_user_model
+from django.test import Client, RequestFactory
 from rest_framework import exceptions
 from rest_framework.test import APIClient
 
@@ -38,6 +39,28 @@ def test_an_unknown_api_path_is_a_json_404(api, settings, path, debug) -> None:
 
     body = assert_error_shape(api.get(path), 404, "not_found")
 
+    assert body["message"] == "接口不存在"
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+@pytest.mark.parametrize("path", ["/api/feedback/", "/api/sessions/", "/api/foo"])
+@pytest.mark.parametrize("credentials", ["nothing", "an API key", "a login session"])
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_write_to_an_unknown_api_path_is_the_json_404_not_a_csrf_page(
+    make_client, settings, method, path, credentials, debug
+) -> None:
+    settings.DEBUG = debug
+    # A real client sends no CSRF token; the test client only checks it when told to.
+    client = Client(enforce_csrf_checks=True)
+    headers = {}
+    if credentials == "an API key":
+        headers["Authorization"] = f"Api-Key {make_client().raw_key}"
+    if credentials == "a login session":
+        client.force_login(get_user_model().objects.create_user("ops.user"))
+
+    response = getattr(client, method)(path, "{}", content_type="application/json", headers=headers)
+
+    body = assert_error_shape(response, 404, "not_found")
     assert body["message"] == "接口不存在"
 
 
