@@ -125,7 +125,7 @@ def cases_find(
     matches = [
         CaseMatch(
             rows[hit.case_id],
-            1.0 if hit.match_level == L0 else (hit.cosine or hit.coverage or 0.0),
+            _score(hit, degraded=ranked.degraded),
             hit.match_level,
             _explain(hit) if explain else None,
         )
@@ -165,6 +165,18 @@ def _decision(ranked: Ranked, nearest: Hit | None, rows: dict[str, CaseLibrary])
             "cosine": nearest.cosine,
         },
     }
+
+
+def _score(hit: Hit, *, degraded: bool) -> float:
+    """1 for an exact hit; else the cosine of the case's best passage. A similar case the
+    dense ranking did not reach (found by its words alone) is below every passage that
+    ranking kept: 0. In a degraded search there is no cosine: the share of the query's
+    terms the case holds."""
+    if hit.match_level == L0:
+        return 1.0
+    if degraded:
+        return hit.coverage or 0.0
+    return hit.cosine if hit.cosine is not None else 0.0
 
 
 def _explain(hit: Hit) -> dict[str, Any]:

@@ -85,7 +85,8 @@ class CaseHitOutput(serializers.Serializer):
     solution = serializers.CharField(source="case.solution")
     score = serializers.FloatField(
         help_text="1 for an exact hit; else how close the case's best passage is to the "
-        "query (cosine, 0-1; the share of the query's terms it holds in a degraded search)."
+        "query (cosine, 0-1; 0 for a case found by its words alone, below every passage the "
+        "dense ranking kept; the share of the query's terms it holds in a degraded search)."
     )
     matchLevel = serializers.ChoiceField(["L0", "L1"], source="match_level")
 

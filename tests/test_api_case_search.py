@@ -545,3 +545,22 @@ def test_without_the_model_an_english_question_still_finds_a_chinese_case_by_the
 
     assert body["degraded"] is True
     assert body["hits"][0]["caseId"] == library["lock"].case_id
+
+
+def test_a_case_found_by_its_words_alone_scores_zero_not_as_an_exact_hit(
+    api, library, settings
+) -> None:
+    CaseLibraryFactory(
+        title="Office printer out of paper",
+        root_cause="The third-floor printer (asset xylophone) ran out of paper.",
+        solution="Refill the tray.",
+    )
+    case_index_build()
+    settings.CASE_SEARCH_DEPTH = 1  # the dense ranking keeps the 4 closest passages only
+
+    body = search(api, query="xylophone", limit=1, explain=True).json()
+
+    (hit,) = body["hits"]
+    assert hit["title"] == "Office printer out of paper"
+    assert (hit["matchLevel"], hit["explain"]["denseRank"]) == ("L1", None)
+    assert hit["score"] == 0.0
