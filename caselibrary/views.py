@@ -2,6 +2,7 @@
 
 import uuid
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -10,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from caselibrary import selectors
-from caselibrary.case_input import CaseCreateInput
+from caselibrary.case_input import CaseCreateInput, in_json_names
 from caselibrary.models import GENERAL_CATEGORY
 from caselibrary.serializers import CaseOutput, CaseSearchInput, CaseSearchOutput
 from caselibrary.services.cases import case_create_manual
@@ -53,19 +54,22 @@ class CaseViewSet(ApiViewSet):
     @extend_schema(
         summary="Add a MANUAL case (a key of the curator scope)",
         request=CaseCreateInput,
-        responses={201: CaseOutput, **error_responses(400, 401, 403, 409, 413, 415)},
+        responses={201: CaseOutput, **error_responses(400, 401, 403, 404, 409, 413, 415)},
     )
     def create(self, request: Request) -> Response:
         data = validated(CaseCreateInput, request.data)
-        case = case_create_manual(
-            created_by=f"api:{request.auth.name}"[:64],
-            title=data["title"],
-            root_cause=data["rootCause"],
-            solution=data["solution"],
-            fault_category=data.get("faultCategory") or GENERAL_CATEGORY,
-            error_code=data.get("errorCode"),
-            diagnosis_id=data.get("sessionId"),
-        )
+        try:
+            case = case_create_manual(
+                created_by=f"api:{request.auth.name}"[:64],
+                title=data["title"],
+                root_cause=data["rootCause"],
+                solution=data["solution"],
+                fault_category=data.get("faultCategory") or GENERAL_CATEGORY,
+                error_code=data.get("errorCode"),
+                diagnosis_id=data.get("sessionId"),
+            )
+        except DjangoValidationError as exc:
+            raise in_json_names(exc) from None
         return Response(CaseOutput(case).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(

@@ -11,7 +11,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from caselibrary.models import TITLE_FROM_QUERY_LENGTH, CaseLibrary
-from caselibrary.services.cases import case_create_from_session, case_create_manual
+from caselibrary.services.cases import (
+    SessionAlreadyHasCase,
+    case_create_from_session,
+    case_create_manual,
+)
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
@@ -284,6 +288,6 @@ def bad_case_case_from_correction(*, session_id: str, created_by: str) -> CaseLi
                 solution=correction,
                 diagnosis_id=session_id,
             )
-    except IntegrityError:
+    except SessionAlreadyHasCase:
         # Someone else's case for this session won the unique key in the meantime.
         raise ValidationError(ALREADY_A_CASE) from None

@@ -1,8 +1,16 @@
 """POST /api/cases: a key of the curator scope adds MANUAL cases."""
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
+from django.db import connection, transaction
+from rest_framework.response import Response
+from rest_framework.test import APIClient
 
 from caselibrary.models import CaseLibrary
+from diagnosis.models import ApiKey
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -66,10 +74,9 @@ def test_a_curator_key_reads_no_sessions(make_client) -> None:
     ("change", "field"),
     [
         ({"title": None}, "title"),
-        ({"faultCategory": "NOPE"}, "fault_category"),
+        ({"faultCategory": "NOPE"}, "faultCategory"),
         ({"colour": "red"}, "colour"),
         ({"sessionId": "no such session"}, "sessionId"),
-        ({"sessionId": "ghost"}, "diagnosis"),
     ],
 )
 def test_bad_input_is_400_and_writes_nothing(make_client, change, field) -> None:
@@ -80,11 +87,86 @@ def test_bad_input_is_400_and_writes_nothing(make_client, change, field) -> None
     assert not CaseLibrary.objects.exists()
 
 
-def test_a_second_case_for_the_same_session_is_400(make_client) -> None:
-    DiagnosisSessionFactory(session_id="s-1", succeeded=True)
-    CaseLibraryFactory(diagnosis_id="s-1")
-
-    response = make_client("full").post("/api/cases", {**BODY, "sessionId": "s-1"}, format="json")
+def test_a_category_outside_the_taxonomy_is_named_by_its_json_name(make_client) -> None:
+    response = make_client("curator").post(
+        "/api/cases", {**BODY, "faultCategory": "FOO"}, format="json"
+    )
 
     assert response.status_code == 400
-    assert CaseLibrary.objects.count() == 1
+    assert response.json() == {
+        "success": False,
+        "message": "请求参数无效",
+        "code": "invalid",
+        "errors": {"faultCategory": ['"FOO" is not in the fault-category taxonomy.']},
+    }
+    assert not CaseLibrary.objects.exists()
+
+
+def test_an_unknown_session_is_404_as_on_every_other_endpoint(make_client) -> None:
+    response = make_client("curator").post(
+        "/api/cases", {**BODY, "sessionId": "nope-zz-1"}, format="json"
+    )
+
+    assert response.status_code == 404
+    assert response.json() == {
+        "success": False,
+        "message": '会话 "nope-zz-1" 不存在',
+        "code": "not_found",
+    }
+    assert response.json() == make_client("full").get("/api/sessions/nope-zz-1").json()
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_second_case_for_the_same_session_is_409_naming_the_first(make_client) -> None:
+    DiagnosisSessionFactory(session_id="s-1", succeeded=True)
+    first = CaseLibraryFactory(diagnosis_id="s-1")
+
+    response = make_client("curator").post(
+        "/api/cases", {**BODY, "sessionId": "s-1"}, format="json"
+    )
+
+    assert response.status_code == 409
+    body = response.json()
+    assert (body["success"], body["code"]) == (False, "conflict")
+    assert first.case_id in body["message"]
+    assert "errors" not in body
+    assert list(CaseLibrary.objects.values_list("case_id", flat=True)) == [first.case_id]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_create_that_loses_the_race_for_its_session_is_409_and_writes_nothing() -> None:
+    DiagnosisSessionFactory(session_id="race-1", succeeded=True)
+    key = ApiKey.objects.create_key(name="race", scope="curator")[1]
+    rival_holds_the_key, rival_may_commit = threading.Event(), threading.Event()
+
+    def rival() -> str:
+        # Another create for the same session, inserted but not yet committed: the
+        # request's own check cannot see it, only the unique key can.
+        try:
+            with transaction.atomic():
+                case = CaseLibraryFactory(diagnosis_id="race-1")
+                rival_holds_the_key.set()
+                rival_may_commit.wait(timeout=30)
+            return case.case_id
+        finally:
+            connection.close()
+
+    def create() -> Response:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
+        try:
+            return client.post("/api/cases", {**BODY, "sessionId": "race-1"}, format="json")
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rival_case = pool.submit(rival)
+        assert rival_holds_the_key.wait(timeout=30)
+        late = pool.submit(create)
+        time.sleep(1)  # the request checks, then waits on the rival's uncommitted row
+        rival_may_commit.set()
+        rival_case_id, response = rival_case.result(), late.result()
+
+    assert response.status_code == 409
+    assert rival_case_id in response.json()["message"]
+    assert list(CaseLibrary.objects.values_list("case_id", flat=True)) == [rival_case_id]

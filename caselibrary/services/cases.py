@@ -5,7 +5,7 @@ from functools import partial
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from caselibrary.error_codes import normalise_error_code
@@ -17,8 +17,11 @@ from caselibrary.models import (
     FaultCategory,
     SourceType,
 )
+from caselibrary.selectors import case_id_for_session
 from caselibrary.services.index import case_index_request
 from config import metrics
+from config.api import Conflict
+from diagnosis.exceptions import SessionNotFound
 from diagnosis.models import DiagnosisSession
 
 EDITABLE_FIELDS = frozenset(
@@ -26,6 +29,15 @@ EDITABLE_FIELDS = frozenset(
 )
 # What the search index reads: a change to any of these asks for a rebuild.
 INDEXED_FIELDS = frozenset({"error_code", "title", "root_cause", "solution"})
+
+
+class SessionAlreadyHasCase(Conflict):
+    def __init__(self, *, session_id: str, case_id: str | None) -> None:
+        super().__init__(
+            f'会话 "{session_id}" 已有案例 "{case_id}"，一个会话只能有一个案例；请编辑该案例'
+            if case_id
+            else f'会话 "{session_id}" 已有案例，一个会话只能有一个案例'
+        )
 
 
 def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
@@ -62,7 +74,11 @@ def case_create_manual(
     error_code: str | None = None,
     diagnosis_id: str | None = None,
 ) -> CaseLibrary:
-    """A case an operator writes, from scratch or prefilled from a session."""
+    """A case an operator writes, from scratch or prefilled from a session.
+
+    A session that does not exist is SessionNotFound; one that already has a case is
+    SessionAlreadyHasCase, and the unique key decides between concurrent creates.
+    """
     case = CaseLibrary(
         source_type=SourceType.MANUAL,
         title=title,
@@ -75,8 +91,21 @@ def case_create_manual(
         updated_by=created_by,
     )
     _check_category(case.fault_category)
-    case.full_clean()
-    case.save(force_insert=True)
+    # The source session is checked below, as a 404 or 409 rather than a field error.
+    case.full_clean(exclude=["diagnosis"])
+    if case.diagnosis_id is not None:
+        _check_session_is_free(case.diagnosis_id)
+    try:
+        with transaction.atomic():
+            case.save(force_insert=True)
+    except IntegrityError:
+        if case.diagnosis_id is None:
+            raise
+        # Lost a race with another case for the same session: the unique key decided.
+        raise SessionAlreadyHasCase(
+            session_id=case.diagnosis_id,
+            case_id=case_id_for_session(session_id=case.diagnosis_id),
+        ) from None
     case_index_request()
     transaction.on_commit(partial(metrics.case_created, SourceType.MANUAL.value))
     return case
@@ -118,6 +147,14 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
     if deleted:
         case_index_request()
     return deleted
+
+
+def _check_session_is_free(session_id: str) -> None:
+    if not DiagnosisSession.objects.filter(session_id=session_id).exists():
+        raise SessionNotFound(session_id)
+    case_id = case_id_for_session(session_id=session_id)
+    if case_id is not None:
+        raise SessionAlreadyHasCase(session_id=session_id, case_id=case_id)
 
 
 def _check_category(code: str) -> None:
