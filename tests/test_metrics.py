@@ -106,6 +106,18 @@ def test_routes_are_named_never_raw_paths(api) -> None:
     assert not any(route and "abc-123" in route for route in routes)
 
 
+def test_an_api_path_no_endpoint_serves_is_counted_as_unmatched(api) -> None:
+    labels = {"route": "unmatched", "method": "POST", "status": "404"}
+    before = value(scrape(), "diagnosis_http_requests_total", **labels)
+
+    api.post("/api/feedback/", {"sessionId": "x", "feedback": "useful"}, format="json")
+
+    after = scrape()
+    assert value(after, "diagnosis_http_requests_total", **labels) == before + 1
+    routes = {dict(tags).get("route") for name, tags in after if "http_requests" in name}
+    assert not any(route and "api_not_found" in route for route in routes)
+
+
 def test_the_queue_depth_and_oldest_age_come_from_the_broker(monkeypatch) -> None:
     from django_q.tasks import async_task
 
