@@ -149,7 +149,10 @@ def export_lines(export: Export, rows: Iterable[dict[str, Any]], fmt: str) -> It
         buffer.truncate()
         return text
 
-    yield line(export.columns)
+    # A byte-order mark first: Excel, what most operators open a CSV with, reads a file
+    # without one in the machine's code page and garbles the Chinese. import_cases and
+    # Python's utf-8-sig read it as nothing.
+    yield "\ufeff" + line(export.columns)
     for row in rows:
         yield line(_csv_value(row[column]) for column in export.columns)
 

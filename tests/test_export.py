@@ -22,6 +22,20 @@ def command(*args: str) -> str:
     return out.getvalue()
 
 
+BOM = "\ufeff"
+
+
+def test_the_admin_csv_export_starts_with_a_byte_order_mark_so_excel_reads_it_as_utf8(
+    admin_client,
+) -> None:
+    CaseLibraryFactory(title="磁盘满了")
+
+    body = b"".join(admin_client.get("/admin/export/cases.csv").streaming_content)
+
+    assert body.startswith(BOM.encode())
+    assert "磁盘满了" in body.decode("utf-8-sig")
+
+
 def test_cases_export_as_csv_in_key_order_with_awkward_text_intact(capsys) -> None:
     awkward = CaseLibraryFactory(
         title='磁盘满了, "again"',
@@ -33,7 +47,7 @@ def test_cases_export_as_csv_in_key_order_with_awkward_text_intact(capsys) -> No
     CaseReuse.objects.create(case=awkward, l0_hits=3, sessions_useful=2, stale=False)
 
     call_command("export", "cases")
-    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out.removeprefix(BOM))))
 
     assert [r["case_id"] for r in rows] == sorted([awkward.case_id, other.case_id])
     row = next(r for r in rows if r["case_id"] == awkward.case_id)
@@ -97,7 +111,9 @@ def test_the_admin_streams_the_list_as_filtered(admin_client) -> None:
     assert response.streaming
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(
+        csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")))
+    )
     assert [r["session_id"] for r in rows] == ["triaged-one"]
 
 
@@ -123,7 +139,7 @@ def test_a_title_a_spreadsheet_would_run_as_a_formula_is_exported_as_text_in_csv
     CaseLibraryFactory(title=title, error_code="-1")
 
     call_command("export", "cases")
-    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out.removeprefix(BOM)))
 
     assert row["title"] == "'" + title
     assert row["error_code"] == "'-1"
@@ -142,7 +158,7 @@ def test_the_admin_csv_export_escapes_formulas_too(admin_client) -> None:
 
     response = admin_client.get("/admin/export/bad_cases.csv")
 
-    (row,) = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
+    (row,) = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")))
     assert row["query"] == "'=1+2"
     assert row["session_id"] == "formula"
 
