@@ -200,7 +200,13 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
             (
                 ScoreBand(b.band).label,
                 b,
-                _changelist("diagnosis_diagnosissession", score_band=b.band),
+                # The window's sessions only, as the row counts them (the list's own
+                # "past 7 days" reaches a day further back).
+                _changelist(
+                    "diagnosis_diagnosissession",
+                    score_band=b.band,
+                    created_at__gte=str(overview.since),
+                ),
             )
             for b in overview.bands
         ],

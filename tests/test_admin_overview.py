@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession
 from feedback.selectors import feedback_overview
+from tests.admin_pages import shown_ids
 from tests.factories import BadCaseReviewFactory, CaseLibraryFactory, DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -80,6 +81,16 @@ def test_the_score_distribution_is_split_by_feedback(admin_client, month) -> Non
     assert svg.count("<rect") == 15  # five bands, three kinds of feedback
     assert "<title>≥ 65 · useful: 67% (2)</title>" in svg
     assert "<title>0 · not useful: 100% (1)</title>" in svg
+
+
+def test_a_score_band_links_to_the_sessions_its_row_counts(admin_client, month) -> None:
+    response = admin_client.get(URL)
+    links = {label: url for label, _split, url in response.context["band_rows"]}
+
+    listed = admin_client.get(links["≥ 65"])
+
+    assert listed.status_code == 200
+    assert len(shown_ids(listed)) == 2  # not the 65 from two months ago
 
 
 def test_sessions_per_day_are_drawn_stacked_by_feedback(admin_client, month) -> None:
