@@ -142,7 +142,9 @@ def day_chart(overview: FeedbackOverview) -> Chart:
                     title=f"{date_format(day.day, 'SHORT_DATE_FORMAT')} · {labels[kind]}: {count}",
                 )
             )
-        if n % every == 0 or n == len(days) - 1:
+        # Every `every` days counted back from today, so that today is labelled and no
+        # label sits on top of its neighbour.
+        if (len(days) - 1 - n) % every == 0:
             x_labels.append(
                 Tick(x=round(x + slot / 2, 1), y=HEIGHT - 14, label=day.day.strftime("%m-%d"))
             )

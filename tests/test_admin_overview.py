@@ -1,5 +1,6 @@
 """The overview page: rates, the score split by feedback, sessions per day, work queues."""
 
+import itertools
 import re
 from datetime import timedelta
 
@@ -117,6 +118,17 @@ def test_every_day_of_the_window_gets_its_own_sessions(admin_client, days) -> No
         timezone.localdate() - timedelta(days=n) for n in range(days - 1, -1, -1)
     ]
     assert [d.useful for d in per_day] == [n % 3 + 1 for n in range(days - 1, -1, -1)]
+
+
+@pytest.mark.parametrize("days", [7, 30, 90])
+def test_the_day_labels_are_evenly_spaced_and_end_on_today(admin_client, days) -> None:
+    page = admin_client.get(URL, {"days": days}).content.decode()
+    svg = re.search(r'<svg id="day-chart".*?</svg>', page, re.S).group(0)
+    xs = [float(x) for x in re.findall(r'class="x-label" x="([\d.]+)"', svg)]
+
+    assert re.findall(r">(\d\d-\d\d)</text>", svg)[-1] == timezone.localdate().strftime("%m-%d")
+    gaps = [b - a for a, b in itertools.pairwise(xs)]
+    assert max(gaps) - min(gaps) < 1  # none closer to its neighbour than the others
 
 
 def test_the_window_can_be_widened(admin_client, month) -> None:
