@@ -77,12 +77,3 @@ def test_merging_keeps_the_older_case_with_the_counts_and_finds_the_other_only_t
     assert not CasePassage.objects.filter(case_id=newer.case_id).exists()
     assert cases_find(query="订单库锁等待超时，下单失败", limit=5).case_ids == [older.case_id]
     assert not CaseDuplicate.objects.exists()
-
-
-def test_a_merge_cannot_be_asked_by_a_get(admin_client, pair) -> None:
-    older, newer, _ = pair
-
-    response = admin_client.get(f"/admin/caselibrary/caselibrary/{newer.pk}/merge/{older.pk}/")
-
-    assert response.status_code == 405
-    assert not CaseMerge.objects.exists()

@@ -5,20 +5,24 @@ in the older one (the mean of their best cosines at least DUPLICATE_SIMILARITY f
 model). A merge keeps the older case: the newer one is recorded as merged into it
 (case_merge), its hits
 and ratings move to it, and its texts and exact keys are indexed as the kept case's, so
-it is found only through the kept one.
+it is found only through the kept one. When the kept case is deleted (by any path), the
+indexer notices and the cases merged into it become cases of their own again.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import NamedTuple
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from caselibrary.models import CaseDuplicate, CaseLibrary, CaseMerge, CaseReuse
+from caselibrary.models import CaseChange, CaseDuplicate, CaseLibrary, CaseMerge, CaseReuse
 from caselibrary.search_backends.base import IndexedPassage
 from caselibrary.search_backends.database import DatabaseBackend
 
@@ -77,31 +81,91 @@ def cases_flag_duplicates(
     return len(flags)
 
 
-def case_merge(*, case_id: str, other_id: str) -> CaseLibrary:
-    """Merge two cases: the older is kept, the newer is merged into it. The kept case."""
+class MergePair(NamedTuple):
+    kept: CaseLibrary
+    merged: CaseLibrary
+
+
+def _pair(cases: QuerySet, case_id: str, other_id: str) -> MergePair:
+    pair = list(cases.filter(case_id__in=[case_id, other_id]).order_by("created_at", "case_id"))
+    if len(pair) != 2 or case_id == other_id:
+        raise ValidationError(_("Both cases must exist and be different."))
+    kept, merged = pair
+    if CaseMerge.objects.filter(case_id__in=[kept.case_id, merged.case_id]).exists():
+        raise ValidationError(_("A case already merged cannot be merged again."))
+    return MergePair(kept, merged)
+
+
+def case_merge_pair(*, case_id: str, other_id: str) -> MergePair:
+    """What merging two cases would do (the older is kept), for the confirmation page;
+    raises ValidationError when they cannot be merged."""
+    return _pair(CaseLibrary.objects.all(), case_id, other_id)
+
+
+def case_merge(*, case_id: str, other_id: str, updated_by: str) -> MergePair:
+    """Merge two cases: the older is kept, the newer is merged into it. Both record
+    `updated_by` as their last change."""
     with transaction.atomic():
-        pair = list(
-            CaseLibrary.objects.select_for_update()
-            .filter(case_id__in=[case_id, other_id])
-            .order_by("created_at", "case_id")
-        )
-        if len(pair) != 2 or case_id == other_id:
-            raise ValidationError("Both cases must exist and be different.")
-        kept, merged = pair
-        if CaseMerge.objects.filter(case_id__in=[kept.case_id, merged.case_id]).exists():
-            raise ValidationError("A case already merged cannot be merged again.")
+        kept, merged = _pair(CaseLibrary.objects.select_for_update(), case_id, other_id)
         CaseMerge.objects.filter(merged_into=merged.case_id).update(merged_into=kept.case_id)
         CaseMerge.objects.create(case_id=merged.case_id, merged_into=kept.case_id)
-        # Both are indexed again (the triggers mark them): the merged case leaves the
-        # index, the kept one takes its texts.
-        CaseLibrary.objects.filter(case_id=merged.case_id).update(updated_at=F("updated_at"))
         _move_reuse(merged.case_id, kept.case_id)
         CaseDuplicate.objects.filter(case_id__in=[kept.case_id, merged.case_id]).filter(
             similar_id__in=[kept.case_id, merged.case_id]
         ).delete()
-        CaseLibrary.objects.filter(case_id=kept.case_id).update(updated_at=F("updated_at"))
+        # Both are indexed again (the triggers mark them): the merged case leaves the
+        # index, the kept one takes its texts.
+        CaseLibrary.objects.filter(case_id__in=[kept.case_id, merged.case_id]).update(
+            updated_by=updated_by, updated_at=timezone.now()
+        )
     kept.refresh_from_db()
-    return kept
+    merged.refresh_from_db()
+    return MergePair(kept, merged)
+
+
+def merged_cases_count(*, case_ids: Collection[str]) -> int:
+    """How many cases are merged into these (they become cases of their own again when
+    these are deleted)."""
+    return CaseMerge.objects.filter(merged_into__in=list(case_ids)).count()
+
+
+def merges_release_deleted(*, case_ids: Collection[str]) -> list[str]:
+    """For the indexer, in the transaction that takes these cases' change marks: of these,
+    the cases no longer in the library (deleted by any path, SQL included) lose their
+    merges and flags, and the cases merged into them become cases of their own again,
+    marked for the indexer. The cases so freed."""
+    gone = set(case_ids) - set(
+        CaseLibrary.objects.filter(case_id__in=list(case_ids)).values_list("case_id", flat=True)
+    )
+    if not gone:
+        return []
+    freed = list(CaseMerge.objects.filter(merged_into__in=gone).values_list("case_id", flat=True))
+    CaseMerge.objects.filter(Q(merged_into__in=gone) | Q(case_id__in=gone)).delete()
+    CaseDuplicate.objects.filter(Q(case_id__in=gone) | Q(similar_id__in=gone)).delete()
+    CaseChange.objects.bulk_create(CaseChange(case_id=case_id) for case_id in freed)
+    return freed
+
+
+def case_near_duplicates(*, case: CaseLibrary) -> list[tuple[CaseLibrary, float]]:
+    """The unmerged cases flagged as saying the same as `case`, either way round."""
+    flags = CaseDuplicate.objects.filter(Q(case_id=case.pk) | Q(similar_id=case.pk))
+    similarity = {
+        (f.similar_id if f.case_id == case.pk else f.case_id): f.similarity for f in flags
+    }
+    others = CaseLibrary.objects.filter(pk__in=list(similarity)).exclude(
+        pk__in=CaseMerge.objects.values("case_id")
+    )
+    return [(other, similarity[other.pk]) for other in others.order_by("created_at")]
+
+
+def cases_flagged_q() -> Q:
+    """The cases with a near-duplicate still to review (as the case page lists them):
+    unmerged, flagged either way round with a case that exists and is unmerged."""
+    merged = CaseMerge.objects.values("case_id")
+    live = CaseLibrary.objects.exclude(case_id__in=merged).values("case_id")
+    as_newer = CaseDuplicate.objects.filter(similar_id__in=live).values("case_id")
+    as_older = CaseDuplicate.objects.filter(case_id__in=live).values("similar_id")
+    return (Q(case_id__in=as_newer) | Q(case_id__in=as_older)) & ~Q(case_id__in=merged)
 
 
 def _move_reuse(source: str, target: str) -> None:

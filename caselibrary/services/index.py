@@ -44,7 +44,7 @@ from caselibrary.passages import Passage, case_passages
 from caselibrary.search_backends.base import IndexedPassage, get_backend
 from caselibrary.search_backends.database import DatabaseBackend
 from caselibrary.search_text import search_terms, text_key
-from caselibrary.services.duplicates import cases_flag_duplicates
+from caselibrary.services.duplicates import cases_flag_duplicates, merges_release_deleted
 from caselibrary.services.proposals import cases_structure_new
 
 logger = logging.getLogger(__name__)
@@ -122,6 +122,9 @@ def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
         CaseSearchKey.objects.filter(case_id__in=case_ids).delete()
         CaseSearchKey.objects.bulk_create(keys)
         CaseChange.objects.filter(seq__in=[seq for seq, _ in changes]).delete()
+        # A deleted case takes its merges along: the cases merged into it are marked, and
+        # the next pass indexes them as cases of their own.
+        merges_release_deleted(case_ids=case_ids)
         CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in case_ids)
         if settings.CASE_SEARCH_BACKEND != "database":
             # Inside the transaction: when the server refuses the write, the change marks
