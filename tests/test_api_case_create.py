@@ -117,6 +117,20 @@ def test_an_unknown_session_is_404_as_on_every_other_endpoint(make_client) -> No
     assert not CaseLibrary.objects.exists()
 
 
+@pytest.mark.parametrize("state", [{}, {"failed": True}], ids=["running", "failed-no-answer"])
+def test_a_session_without_an_answer_cannot_become_a_case(make_client, state) -> None:
+    DiagnosisSessionFactory(session_id="s-1", **state)
+
+    response = make_client("curator").post(
+        "/api/cases", {**BODY, "sessionId": "s-1"}, format="json"
+    )
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "conflict"
+    assert "不能成为案例" in response.json()["message"]
+    assert not CaseLibrary.objects.exists()
+
+
 def test_a_second_case_for_the_same_session_is_409_naming_the_first(make_client) -> None:
     DiagnosisSessionFactory(session_id="s-1", succeeded=True)
     first = CaseLibraryFactory(diagnosis_id="s-1")

@@ -7,7 +7,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.core.exceptions import ValidationError
 from django.db.models import F, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
@@ -25,7 +26,12 @@ from caselibrary.admin.filters import (
     StillGeneralFilter,
     category_choices,
 )
-from caselibrary.admin.forms import CaseActionForm, CaseForm
+from caselibrary.admin.forms import (
+    SESSION_CANNOT_BECOME_CASE,
+    SESSION_NOT_FOUND,
+    CaseActionForm,
+    CaseForm,
+)
 from caselibrary.admin.imports import CaseImportMixin
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (
@@ -38,10 +44,13 @@ from caselibrary.services.cases import (
     case_update,
     cases_delete,
     cases_set_category,
+    session_can_become_case,
 )
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin import session_change_url
+from diagnosis.exceptions import SessionNotFound
 from diagnosis.models import Feedback
+from diagnosis.selectors import session_get
 
 BULK_BATCH = 1000
 # The source in a word, for the narrow list column (the filter has the long labels).
@@ -168,6 +177,43 @@ class CaseLibraryAdmin(
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
         return super().get_changelist_form(request, form=CaseForm, **kwargs)
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        session_id = request.GET.get("from_session")
+        if request.method == "GET" and session_id:
+            refusal = self._refuse_source_session(request, session_id)
+            if refusal is not None:
+                return refusal
+        return super().add_view(request, form_url, extra_context)
+
+    def _refuse_source_session(
+        self, request: HttpRequest, session_id: str
+    ) -> HttpResponseRedirect | None:
+        """Why a case cannot be made from the session, said where the operator can see
+        it, rather than a prefilled form that saving would refuse; None if it can."""
+        try:
+            session = session_get(session_id=session_id)
+        except SessionNotFound:
+            self.message_user(request, SESSION_NOT_FOUND % {"value": session_id}, messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:diagnosis_diagnosissession_changelist"))
+        if session.linked_case_id is not None:
+            # As the sessions' action does: one case per session, and here it is.
+            self.message_user(
+                request,
+                _("Session %(session)s already has a case: here it is.") % {"session": session_id},
+                messages.INFO,
+            )
+            return HttpResponseRedirect(
+                reverse("admin:caselibrary_caselibrary_change", args=[session.linked_case_id])
+            )
+        if not session_can_become_case(session=session):
+            self.message_user(
+                request, SESSION_CANNOT_BECOME_CASE % {"session": session_id}, messages.WARNING
+            )
+            return HttpResponseRedirect(session_change_url(session.pk))
+        return None
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         # A new case is GENERAL until curated, as every automatic case starts; made from

@@ -4,7 +4,20 @@ from typing import Any
 
 from django import forms
 from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
+
+from caselibrary.services.cases import session_can_become_case
+from diagnosis.models import DiagnosisSession
+
+# The sessions' "create a case" action gives the same reason, in the same words.
+SESSION_CANNOT_BECOME_CASE = _(
+    "Session %(session)s has no answer to make a case of: only finished "
+    "sessions with an answer become cases."
+)
+# The API's words for a session id that names none; "value" is what Django's
+# invalid-choice error fills in.
+SESSION_NOT_FOUND = _('Session "%(value)s" does not exist.')
 
 
 class CaseActionForm(ActionForm):
@@ -13,9 +26,31 @@ class CaseActionForm(ActionForm):
     fault_category = forms.CharField(label=_("category"), required=False, widget=forms.Select)
 
 
+class CaseTextField(forms.CharField):
+    """A case's text with the line endings every other path stores: browsers post a
+    textarea's lines ending in \r\n."""
+
+    def to_python(self, value: Any) -> str | None:
+        text = super().to_python(value)
+        return text.replace("\r\n", "\n").replace("\r", "\n") if text else text
+
+
 class CaseForm(forms.ModelForm):
+    class Meta:
+        # Also in the change form's "has it changed?": the same text posted back with
+        # \r\n is not an edit.
+        field_classes = {
+            "title": CaseTextField,
+            "root_cause": CaseTextField,
+            "solution": CaseTextField,
+        }
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        session_field = self.fields.get("diagnosis")
+        if session_field is not None:
+            # Django's "not one of the available choices" reads oddly for a typed id.
+            session_field.error_messages["invalid_choice"] = SESSION_NOT_FOUND
         field = self.fields.get("fault_category")
         current = self.instance.fault_category
         if field is not None and current not in dict(field.choices):
@@ -38,6 +73,16 @@ class CaseForm(forms.ModelForm):
                 "solution of its own."
             )
             self.initial["solution"] = ""
+
+    def clean_diagnosis(self) -> DiagnosisSession | None:
+        session = self.cleaned_data.get("diagnosis")
+        if session is not None and not session_can_become_case(session=session):
+            raise ValidationError(
+                SESSION_CANNOT_BECOME_CASE,
+                code="cannot_become_case",
+                params={"session": session.session_id},
+            )
+        return session
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -22,7 +22,7 @@ from caselibrary.services.index import case_index_request
 from config import metrics
 from config.api import Conflict
 from diagnosis.exceptions import SessionNotFound
-from diagnosis.models import DiagnosisSession
+from diagnosis.models import DiagnosisSession, SessionStatus
 
 EDITABLE_FIELDS = frozenset(
     {"fault_category", "error_code", "title", "root_cause", "solution", "diagnosis_id"}
@@ -38,6 +38,23 @@ class SessionAlreadyHasCase(Conflict):
             if case_id
             else f'会话 "{session_id}" 已有案例，一个会话只能有一个案例'
         )
+
+
+class SessionCannotBecomeCase(Conflict):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f'会话 "{session_id}" 还没有回答（仍在执行中，或没有回答），不能成为案例；'
+            "只有已结束且有回答的会话才能成为案例"
+        )
+
+
+def session_can_become_case(*, session: DiagnosisSession) -> bool:
+    """Only a finished session with an answer has the text a case is made of.
+
+    A case made from a running session would be a placeholder: once the session ends,
+    `useful` finds that case instead of making one from the real answer.
+    """
+    return session.status != SessionStatus.RUNNING and bool((session.answer or "").strip())
 
 
 def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
@@ -76,7 +93,8 @@ def case_create_manual(
 ) -> CaseLibrary:
     """A case an operator writes, from scratch or prefilled from a session.
 
-    A session that does not exist is SessionNotFound; one that already has a case is
+    A session that does not exist is SessionNotFound; one still running or without an
+    answer is SessionCannotBecomeCase; one that already has a case is
     SessionAlreadyHasCase, and the unique key decides between concurrent creates.
     """
     case = CaseLibrary(
@@ -150,8 +168,13 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
 
 
 def _check_session_is_free(session_id: str) -> None:
-    if not DiagnosisSession.objects.filter(session_id=session_id).exists():
+    session = (
+        DiagnosisSession.objects.filter(session_id=session_id).only("status", "answer").first()
+    )
+    if session is None:
         raise SessionNotFound(session_id)
+    if not session_can_become_case(session=session):
+        raise SessionCannotBecomeCase(session_id)
     case_id = case_id_for_session(session_id=session_id)
     if case_id is not None:
         raise SessionAlreadyHasCase(session_id=session_id, case_id=case_id)

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from caselibrary.models import CaseLibrary
+from caselibrary.services.cases import session_can_become_case
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
 from diagnosis.models import DiagnosisSession, SessionStatus
@@ -36,11 +37,6 @@ def case_of(session: DiagnosisSession) -> Any:
         return session.case
     except ObjectDoesNotExist:
         return None
-
-
-def can_become_a_case(session: DiagnosisSession) -> bool:
-    """Only a finished session with an answer has the text a case is made of."""
-    return session.status != SessionStatus.RUNNING and bool((session.answer or "").strip())
 
 
 @admin.register(DiagnosisSession)
@@ -117,7 +113,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         if case is not None:
             url = reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
             return format_html('<a href="{}">{}</a>', url, _("open the case"))
-        if not getattr(obj, "can_create_case", False) or not can_become_a_case(obj):
+        if not getattr(obj, "can_create_case", False) or not session_can_become_case(session=obj):
             return format_html("<em>{}</em>", _("none"))
         url = reverse("admin:caselibrary_caselibrary_add")
         return format_html(
@@ -259,7 +255,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
             return HttpResponseRedirect(
                 reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
             )
-        if not can_become_a_case(session):
+        if not session_can_become_case(session=session):
             self.message_user(
                 request,
                 _(
