@@ -7,10 +7,11 @@ above this one.
 """
 
 import re
+from datetime import datetime
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.db.models.functions import Substr
@@ -27,6 +28,7 @@ from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.models import (
     SESSION_ID_REGEX,
     ApiKey,
+    ApiKeyScope,
     DiagnosisSession,
     SessionStatus,
     ToolCatalogEntry,
@@ -41,22 +43,107 @@ from diagnosis.selectors import (
 admin.site.site_header = _("Diagnosis console")
 admin.site.site_title = _("Diagnosis console")
 admin.site.index_title = _("Sessions, bad cases and the case library")
+# This service has no public site: "/" is a 404, so the header links to no "View site".
+admin.site.site_url = None
 
 # The package's own key model is unused: our ApiKey adds scopes.
 admin.site.unregister(APIKey)
 
 QUERY_EXCERPT_LENGTH = 80
+# Who scored a session (self_evaluation.source, a value of the API's contract), in words.
+SCORE_SOURCES = {"rule": _("by the rules")}
 _SESSION_ID = re.compile(SESSION_ID_REGEX)
+
+
+# The package's fields `prefix`, `name`, `created` and `revoked` have no verbose name to
+# translate: the admin would call them so, in English. Read-only, they are shown through
+# these methods, which have a label in the operator's language.
+_SHOWN_AS = {"prefix": "key_prefix", "name": "key_name", "revoked": "key_revoked"}
+
+
+class RevokedFilter(admin.BooleanFieldListFilter):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = _("revoked or not")
+
+
+class ApiKeyForm(forms.ModelForm):
+    class Meta:
+        model = ApiKey
+        fields = ("name", "scope", "expiry_date", "revoked")
+        labels = {"name": _("name"), "revoked": _("revoked")}
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(APIKeyModelAdmin):
-    list_display = ("prefix", "name", "scope", "created", "expiry_date", "_has_expired", "revoked")
-    list_filter = ("scope", "revoked")
+    form = ApiKeyForm
+    list_display = (
+        "key_prefix",
+        "key_name",
+        "scope",
+        "key_created",
+        "expiry_date",
+        "key_has_expired",
+        "key_revoked",
+    )
+    list_filter = ("scope", ("revoked", RevokedFilter))
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        # The model's default (full) stays for `create_api_key`'s callers; a key made by
+        # hand starts with the least a caller usually needs, and is widened on purpose.
+        return {"scope": ApiKeyScope.AGENT, **super().get_changeform_initial_data(request)}
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> tuple:
         fields = super().get_readonly_fields(request, obj)
-        return (*fields, "scope") if obj is not None and obj.revoked else fields
+        if obj is not None and obj.revoked:
+            fields = (*fields, "scope")
+        return tuple(_SHOWN_AS.get(name, name) for name in fields)
+
+    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        readonly = self.get_readonly_fields(request, obj)
+        fields = [
+            _SHOWN_AS.get(name, name) if _SHOWN_AS.get(name, name) in readonly else name
+            for name in ("prefix", *ApiKeyForm.Meta.fields)
+        ]
+        # A key gets its prefix when it is saved: the add form has none to show.
+        return fields if obj is not None else fields[1:]
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        if change:
+            obj.save()
+            return
+        # The package's message is English, formatted before it could be translated.
+        key = ApiKey.objects.assign_key(obj)
+        obj.save()
+        self.message_user(
+            request,
+            _(
+                "The API key for %(name)s is: %(key)s. Please store it somewhere safe: "
+                "you will not be able to see it again."
+            )
+            % {"name": obj.name, "key": key},
+            messages.WARNING,
+        )
+
+    @admin.display(description=_("prefix"), ordering="prefix")
+    def key_prefix(self, obj: ApiKey) -> str:
+        return obj.prefix
+
+    @admin.display(description=_("name"), ordering="name")
+    def key_name(self, obj: ApiKey) -> str:
+        return obj.name
+
+    @admin.display(description=_("created"), ordering="created")
+    def key_created(self, obj: ApiKey) -> datetime:
+        return obj.created
+
+    @admin.display(description=_("expired"), boolean=True)
+    def key_has_expired(self, obj: ApiKey) -> bool:
+        return obj.has_expired
+
+    @admin.display(description=_("revoked"), boolean=True, ordering="revoked")
+    def key_revoked(self, obj: ApiKey) -> bool:
+        return obj.revoked
 
 
 # --- Pieces shared by the session and bad-case admins ----------------------------------
@@ -176,7 +263,11 @@ class SessionAdminBase(EstimatedCountAdminMixin, admin.ModelAdmin):
     def score_detail(self, obj: DiagnosisSession) -> SafeString:
         source = (obj.self_evaluation or {}).get("source")
         badge = score_badge(obj.score, status=obj.status)
-        return format_html("{} <small>{}</small>", badge, source) if source else badge
+        if not source:
+            return badge
+        return format_html(
+            '{} <small title="{}">{}</small>', badge, source, SCORE_SOURCES.get(source, source)
+        )
 
 
 # --- Tool catalog (OTLP ingest) --------------------------------------------------------

@@ -9,6 +9,7 @@ from functools import partial
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from caselibrary.models import TITLE_FROM_QUERY_LENGTH, CaseLibrary
 from caselibrary.services.cases import (
@@ -260,8 +261,9 @@ def _check_review_state(state: str) -> None:
 
 # --- Corrections ----------------------------------------------------------------------
 
-NO_CORRECTION = "No reader sent a correction for this session."
-ALREADY_A_CASE = "This session already has a case: edit that case instead."
+# Read by operators in the admin, in their language (the refused session's id follows).
+NO_CORRECTION = gettext_lazy("No reader sent a correction for this session.")
+ALREADY_A_CASE = gettext_lazy("This session already has a case: edit that case instead.")
 
 
 def bad_case_case_from_correction(*, session_id: str, created_by: str) -> CaseLibrary:

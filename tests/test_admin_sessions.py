@@ -251,7 +251,7 @@ def test_the_detail_shows_the_scored_factors_as_a_table(admin_client) -> None:
         'any hit</span></td><td class="delta">−10</td>'
         "<td>&lt;i&gt;有检索调用但无任何命中&lt;/i&gt;</td></tr>"
     ) in page
-    assert 'class="score score-1-39"' in page and "<small>rule</small>" in page
+    assert 'class="score score-1-39"' in page and '<small title="rule">by the rules</small>' in page
 
 
 def test_a_session_not_scored_yet_says_so(admin_client) -> None:
@@ -543,7 +543,8 @@ def test_the_detail_shows_the_opinion_factors_beside_the_rule_factors(admin_clie
         '<tr><td><span class="factor-name" title="hallucination_risk">risk of hallucination'
         '</span></td><td class="opinion-value">no</td><td>&lt;b&gt;supported&lt;/b&gt;</td></tr>'
     ) in page
-    assert "2026-12-03T12:00:00+00:00" in page
+    # Who formed it, said once, and when, as the admin shows its times.
+    assert "<caption>heuristic · version 1 · Dec. 3, 2026, noon</caption>" in page
 
 
 def test_a_session_without_an_opinion_says_so(admin_client) -> None:

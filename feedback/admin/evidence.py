@@ -1,9 +1,11 @@
 """The evidence tables of a session's page (rule factors, opinion), in the operator's
 language. Shared by the session and bad-case admins."""
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.utils import display_for_value
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
@@ -11,8 +13,10 @@ from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import DiagnosisSession
 from evaluation.factor_labels import factor_label
-from evaluation.opinion.base import SOURCE_HEURISTIC
+from evaluation.opinion.base import SOURCE_HEURISTIC, SOURCE_LLM
 from evaluation.opinion.heuristic import rationale_parts
+
+OPINION_SOURCES = {SOURCE_HEURISTIC: _("heuristic"), SOURCE_LLM: _("language model")}
 
 
 def shown_rationale(rationale: str, *, source: str) -> str:
@@ -50,6 +54,31 @@ def _signed(delta: Any) -> str:
     if isinstance(delta, int) and delta < 0:
         return f"−{-delta}"
     return str(delta if delta is not None else "")
+
+
+def _opinion_caption(opinion: dict[str, Any]) -> str:
+    """Who formed the opinion, which version of it, and when, each said once: the
+    heuristic is both the opinion's source and its "model"."""
+    source = str(opinion.get("source", ""))
+    model = str(opinion.get("model") or "")
+    version = str(opinion.get("version") or "")
+    parts = [str(OPINION_SOURCES.get(source, source))]
+    if model and model != source:
+        parts.append(model)
+    if version:
+        parts.append(f"{_('version')} {version}")
+    parts.append(_shown_time(opinion.get("created_at")))
+    return " · ".join(part for part in parts if part)
+
+
+def _shown_time(stored: Any) -> str:
+    """A stored ISO 8601 time as the admin shows its own times (local, in the operator's
+    format); anything else as stored."""
+    try:
+        moment = datetime.fromisoformat(str(stored))
+    except ValueError:
+        return str(stored or "")
+    return str(display_for_value(moment, ""))
 
 
 class EvidenceTablesMixin:
@@ -105,13 +134,9 @@ class EvidenceTablesMixin:
             ),
         )
         return format_html(
-            '<table class="factors opinion"><caption>{} · {} · {} {} · {}</caption>'
+            '<table class="factors opinion"><caption>{}</caption>'
             "<thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{}</tbody></table>",
-            source,
-            opinion.get("model", ""),
-            _("version"),
-            opinion.get("version", ""),
-            opinion.get("created_at", ""),
+            _opinion_caption(opinion),
             _("factor"),
             _("value"),
             _("rationale"),

@@ -149,17 +149,18 @@ class ReviewQueueMixin:
 
     def _assign(self, request: HttpRequest, queryset: QuerySet, assignee: Any) -> None:
         count = bad_cases_assign(session_ids=_ids(queryset), assignee=assignee)
-        who = assignee.get_username() if assignee else _("nobody")
-        self.message_user(
-            request,
-            ngettext(
+        if assignee is None:
+            # Not "assigned to nobody": a sentence of its own reads naturally in Chinese too.
+            message = ngettext(
+                "%(count)d bad case unassigned.", "%(count)d bad cases unassigned.", count
+            ) % {"count": count}
+        else:
+            message = ngettext(
                 "%(count)d bad case assigned to %(who)s.",
                 "%(count)d bad cases assigned to %(who)s.",
                 count,
-            )
-            % {"count": count, "who": who},
-            messages.SUCCESS,
-        )
+            ) % {"count": count, "who": assignee.get_username()}
+        self.message_user(request, message, messages.SUCCESS)
 
 
 def _chosen(request: HttpRequest, name: str) -> Any:
