@@ -14,11 +14,6 @@ ADD = "/admin/caselibrary/caselibrary/add/"
 SESSIONS = "/admin/diagnosis/diagnosissession/"
 
 
-@pytest.fixture(autouse=True)
-def chinese_by_default(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.LANGUAGE_CODE = "zh-hans"
-
-
 def text(response) -> str:  # type: ignore[no-untyped-def]
     return " ".join(response.content.decode().split())
 

@@ -11,7 +11,7 @@ from django.test import Client
 
 from caselibrary.models import CaseLibrary, CaseMerge
 from caselibrary.services.index import case_index_build
-from tests.factories import CaseLibraryFactory
+from tests.near_duplicates import near_duplicate_pair
 
 pytestmark = pytest.mark.django_db
 
@@ -20,28 +20,7 @@ CASES = "/admin/caselibrary/caselibrary/"
 
 @pytest.fixture
 def pair():  # type: ignore[no-untyped-def]
-    """An older case, a newer one flagged as saying the same, and one unrelated."""
-    older = CaseLibraryFactory(
-        title="订单库锁等待超时导致下单失败",
-        error_code="ERROR 1205",
-        root_cause="长事务持有 t_order 行锁不释放，其他事务等待超时。",
-        solution="查 innodb_trx 找到长事务并 kill，拆分大事务。",
-    )
-    case_index_build()
-    newer = CaseLibraryFactory(
-        title="订单库锁等待超时，下单失败",
-        error_code=None,
-        root_cause="长事务持有 t_order 的行锁不释放，其它事务等待超时。",
-        solution="查 innodb_trx 找出长事务并 kill，把大事务拆小。",
-    )
-    unrelated = CaseLibraryFactory(
-        title="Kafka consumer lag keeps growing",
-        error_code=None,
-        root_cause="Consumers exceed max.poll.interval.ms and the group rebalances.",
-        solution="Lower max.poll.records.",
-    )
-    case_index_build()
-    return older, newer, unrelated
+    return near_duplicate_pair()
 
 
 @pytest.fixture
