@@ -110,3 +110,13 @@ def test_useful_without_evidence_lists_the_latest_feedback_first(admin_client) -
 
     shown = re.findall(r">(judged-[a-z]+)</a>", page)
     assert shown == ["judged-last", "judged-between", "judged-first"]
+
+
+def test_useful_without_evidence_offers_no_empty_date_choice(admin_client) -> None:
+    DiagnosisSessionFactory(useful=True, evidence_score=20)
+
+    response = admin_client.get("/admin/feedback/usefulwithoutevidence/")
+
+    choices = [str(title) for title, _params in response.context["cl"].filter_specs[0].links]
+    assert len(choices) == 5  # any date, today, past 7 days, this month, this year
+    assert "feedback_at__isnull" not in response.content.decode()

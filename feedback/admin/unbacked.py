@@ -16,6 +16,19 @@ from feedback.models import UsefulWithoutEvidence
 from feedback.selectors import sessions_useful_without_evidence
 
 
+class FeedbackDateFilter(admin.DateFieldListFilter):
+    """By the feedback's date. Every session of the queue has one: the "no date" and "has
+    date" choices Django adds for a column that may be empty would mean nothing here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.links = tuple(
+            (title, params)
+            for title, params in self.links
+            if self.lookup_kwarg_isnull not in params
+        )
+
+
 @admin.register(UsefulWithoutEvidence)
 class UsefulWithoutEvidenceAdmin(SessionAdminBase):
     """Useful answers scored below 40: what the agent knew that its tools did not find.
@@ -35,7 +48,7 @@ class UsefulWithoutEvidenceAdmin(SessionAdminBase):
     # MariaDB walked the creation-date index past every session without feedback (531 ->
     # 28 ms a page at 381,000 sessions, admin benchmark).
     ordering = ("-feedback_at",)
-    list_filter = (("feedback_at", admin.DateFieldListFilter),)
+    list_filter = (("feedback_at", FeedbackDateFilter),)
     readonly_fields = ("session_id",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
