@@ -188,6 +188,15 @@ def test_search_by_title_and_error_code(admin_client, library, q, expected) -> N
     assert shown_titles(admin_client.get(LIST, {"q": q})) == expected
 
 
+def test_a_case_id_or_its_session_id_as_the_api_gives_them_finds_the_case(
+    admin_client, library
+) -> None:
+    manual = library["manual"]
+
+    assert shown_titles(admin_client.get(LIST, {"q": manual.case_id})) == ["Manual database"]
+    assert shown_titles(admin_client.get(LIST, {"q": "s-regret"})) == ["Auto regretted"]
+
+
 def test_bulk_set_category_files_the_cases_and_logs_each(admin_client, library) -> None:
     chosen = [library["auto"], library["regretted"]]
 

@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.core.exceptions import ValidationError
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.formats import date_format
@@ -77,7 +77,9 @@ class CaseLibraryAdmin(
         ReuseFilter,
     )
     search_fields = ("title", "^error_code")
-    search_help_text = _("Words from the title, or the start of an error code.")
+    search_help_text = _(
+        "Words from the title, the start of an error code, or a case id or its session id."
+    )
     ordering = ("-created_at",)
     raw_id_fields = ("diagnosis",)
     actions = ("set_category",)
@@ -177,6 +179,16 @@ class CaseLibraryAdmin(
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
         return super().get_changelist_form(request, form=CaseForm, **kwargs)
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        results, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if term and not any(ch.isspace() for ch in term):
+            # A case id, or the id of its session, as the API gives them, finds the case.
+            results |= queryset.filter(Q(case_id=term) | Q(diagnosis_id=term))
+        return results, may_have_duplicates
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: Any = None
