@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
 
 from config.env import (
     env_bool,
@@ -296,7 +297,7 @@ Q_CLUSTER = {
     # Tasks taken from the broker per fetch: fewer round trips when a burst is queued
     # (a 3,000-task burst on the ORM broker drained 125/s with 1, 180-200/s with 10-50).
     "bulk": env_int("Q_BULK", 10, minimum=1),
-    "label": "Task queue",
+    "label": _("Task queue"),  # the admin's name for django-q2's section
     "sync": env_bool("Q_SYNC", False),
 }
 if Q_REDIS_URL:

@@ -323,3 +323,10 @@ def test_the_header_offers_no_view_site_link_to_a_page_that_does_not_exist(
 
     assert "查看站点" not in page and 'href="/"' not in page
     assert client.get("/").status_code == 404
+
+
+def test_the_task_queue_section_is_named_in_chinese(admin_client) -> None:
+    page = text(admin_client.get("/admin/"))
+
+    assert "任务队列" in page
+    assert "Task queue" not in page
