@@ -105,8 +105,8 @@ def _free_text(data: dict, name: str) -> str:
         raise InvalidFeedbackBody(f"{name} 必须是字符串")
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate
-        raise InvalidFeedbackBody(f"{name} 必须是字符串") from None
+    except UnicodeEncodeError:  # a lone surrogate: "\ud800" is valid JSON, no text
+        raise InvalidFeedbackBody(f"{name} 含有无效的 Unicode 字符（不成对的代理项）") from None
     value = value.replace("\x00", "")
     limit = FREE_TEXT_LIMITS[name]
     if len(value) > limit:

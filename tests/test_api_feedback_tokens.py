@@ -215,6 +215,17 @@ def test_bad_details_are_400_and_write_nothing(finished, api, extra, message) ->
     assert nothing_written()
 
 
+def test_a_comment_with_a_lone_surrogate_is_400_saying_so(finished, api) -> None:
+    # Valid JSON (an escape), but no text: a surrogate code point with no partner.
+    body = b'{"sessionId": "tok-1", "feedback": "not_useful", "comment": "a\\ud800b"}'
+
+    response = api.generic("POST", URL, body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("comment 含有无效的 Unicode 字符")
+    assert nothing_written()
+
+
 def test_a_comment_of_exactly_2000_characters_is_kept(finished, api) -> None:
     response = api.post(
         URL,
