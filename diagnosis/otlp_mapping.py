@@ -117,13 +117,13 @@ def spans_read(
 
 def _id_problem(span: ProtoSpan) -> str | None:
     if len(span.trace_id) != 16 or not any(span.trace_id):
-        return "span without a valid trace id (16 bytes, not all zero)"
+        return "span 没有有效的 trace id（16 字节，不能全为 0）"
     if len(span.span_id) != 8 or not any(span.span_id):
-        return "span without a valid span id (8 bytes, not all zero)"
+        return "span 没有有效的 span id（8 字节，不能全为 0）"
     if span.parent_span_id and len(span.parent_span_id) != 8:
-        return "span with an invalid parent span id"
+        return "span 的 parent span id 无效（应为 8 字节）"
     if not span.start_time_unix_nano:
-        return "span without a start time"
+        return "span 没有开始时间"
     return None
 
 

@@ -91,7 +91,7 @@ def _checked_facts(
                     f"{name}: {' '.join(messages)}"
                     for name, messages in flatten_errors(exc.detail).items()
                 )
-                rejected.append(f"tool span {record.span_id}: {problems}")
+                rejected.append(f"工具 span {record.span_id}：{problems}")
                 continue
         kept.append(record)
     return kept, facts
@@ -131,7 +131,7 @@ def _sessions_by_trace(records: list[SpanRecord], rejected: list[str]) -> dict[s
         else:
             count = sum(1 for r in records if r.trace_id == trace)
             rejected.extend(
-                [f"trace {trace}: session id {session_id[:80]!r} is not 1-64 of A-Za-z0-9._:-"]
+                [f"trace {trace}：会话 ID {session_id[:80]!r} 必须是 1-64 个 A-Za-z0-9._:- 字符"]
                 * count
             )
     return sessions
@@ -194,8 +194,8 @@ def _with_free_invocation_ids(
         if (record.trace_id, record.span_id) in facts:
             if key in taken:
                 rejected.append(
-                    f"tool span {record.span_id}: session {key[0]} already has a tool call "
-                    "with this id, from another trace"
+                    f"工具 span {record.span_id}：会话 {key[0]} 已有同一 ID 的工具调用，来自"
+                    "另一个 trace（span id 只在一个 trace 内唯一）"
                 )
                 continue
             taken.add(key)

@@ -140,8 +140,8 @@ def _rejection_message(rejected: list[str]) -> str:
     for reason in rejected:
         reasons[reason] = reasons.get(reason, 0) + 1
     parts = [f"{reason} (x{count})" if count > 1 else reason for reason, count in reasons.items()]
-    text = f"{len(rejected)} span(s) rejected: " + "; ".join(parts[:10])
-    return text if len(parts) <= 10 else text + f"; and {len(parts) - 10} more reasons"
+    text = f"拒收 {len(rejected)} 个 span：" + "；".join(parts[:10])
+    return text if len(parts) <= 10 else text + f"；另有 {len(parts) - 10} 种原因"
 
 
 def _error(encoding: Encoding | None, status: int, message: str) -> HttpResponse:

@@ -178,7 +178,7 @@ def test_two_traces_of_a_session_reusing_a_span_id_in_one_request_keep_the_first
     assert response.status_code == 200, response.content
     partial = response_of(response).partial_success
     assert partial.rejected_spans == 1
-    assert "already has a tool call with this id" in partial.error_message
+    assert "已有同一 ID 的工具调用" in partial.error_message
     assert list(ToolInvocation.objects.values_list("tool_name", flat=True)) == ["first_kb"]
     assert Span.objects.count() == 3
 
