@@ -127,3 +127,19 @@ def test_staff_outside_every_group_see_no_queue() -> None:
 
     assert client.get(BAD_CASES).status_code == 403
     assert client.get(CASES).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("language", "words"), [("zh-hans", "没有权限"), ("en", "Permission denied")]
+)
+def test_a_page_the_group_does_not_allow_says_so_in_the_consoles_language(
+    settings, language, words
+) -> None:
+    settings.LANGUAGE_CODE = language
+    viewer = member_of("viewer")
+
+    response = viewer.get("/admin/diagnosis/apikey/")
+
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert words in page and 'href="/admin/"' in page
