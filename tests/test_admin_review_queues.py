@@ -136,3 +136,15 @@ def test_the_review_form_sets_assignee_and_tags(admin_client, queue) -> None:
 
     review = BadCaseReview.objects.get(session_id="bad-fresh")
     assert (review.assignee, list(review.tags.all()), review.reviewed_by) == (queue, [dns], "")
+
+
+def test_assigning_and_tagging_are_kept_in_each_bad_cases_history(admin_client, queue) -> None:
+    from diagnosis.models import DiagnosisSession
+
+    act(admin_client, "assign_to_me", "bad-fresh")
+    act(admin_client, "add_tag", "bad-fresh", tag="db-lock")
+
+    pk = DiagnosisSession.objects.get(session_id="bad-fresh").pk
+    history = " ".join(admin_client.get(f"{LIST}{pk}/history/").content.decode().split())
+    assert "Changed assignee." in history
+    assert "Changed tags." in history

@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db.models import QuerySet
@@ -13,9 +14,9 @@ from django.http import HttpRequest
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, override
 
-from feedback.models import BadCase, ReviewTag
+from feedback.models import BadCase, BadCaseReview, ReviewTag
 from feedback.review_queues import bad_cases_assign, bad_cases_tag
 
 # One action's reach: a queue is worked a page at a time.
@@ -137,7 +138,9 @@ class ReviewQueueMixin:
                 messages.WARNING,
             )
             return
-        count = bad_cases_tag(session_ids=_ids(queryset), tag=tag)
+        rows = _rows(queryset)
+        count = bad_cases_tag(session_ids=[row.session_id for row in rows], tag=tag)
+        log_review_change(request, rows, "tags")
         self.message_user(
             request,
             ngettext(
@@ -148,7 +151,9 @@ class ReviewQueueMixin:
         )
 
     def _assign(self, request: HttpRequest, queryset: QuerySet, assignee: Any) -> None:
-        count = bad_cases_assign(session_ids=_ids(queryset), assignee=assignee)
+        rows = _rows(queryset)
+        count = bad_cases_assign(session_ids=[row.session_id for row in rows], assignee=assignee)
+        log_review_change(request, rows, "assignee")
         if assignee is None:
             # Not "assigned to nobody": a sentence of its own reads naturally in Chinese too.
             message = ngettext(
@@ -172,8 +177,22 @@ def _chosen(request: HttpRequest, name: str) -> Any:
         return None
 
 
-def _ids(queryset: QuerySet) -> list[str]:
-    return list(queryset.select_related(None).values_list("session_id", flat=True)[:ACTION_LIMIT])
+def _rows(queryset: QuerySet) -> list[BadCase]:
+    return list(queryset.select_related(None).only("id", "session_id")[:ACTION_LIMIT])
+
+
+def log_review_change(request: HttpRequest, rows: list[BadCase], field: str) -> None:
+    """Each bad case's history says which review field an action changed, and who did."""
+    if not rows:
+        return
+    with override(None):  # stored in the language of the code, shown translated
+        name = str(BadCaseReview._meta.get_field(field).verbose_name)
+    LogEntry.objects.log_actions(
+        user_id=request.user.pk,
+        queryset=rows,
+        action_flag=CHANGE,
+        change_message=[{"changed": {"fields": [name]}}],
+    )
 
 
 def _review(obj: BadCase) -> Any:
