@@ -58,7 +58,7 @@ def test_the_bad_case_list_shows_only_not_useful_sessions(admin_client, queue) -
     }
 
 
-def test_each_row_shows_score_review_state_and_reviewer_and_links_the_session(
+def test_each_row_shows_score_review_state_and_reviewer_and_leads_to_the_session(
     admin_client, queue
 ) -> None:
     page = text(admin_client.get(LIST))
@@ -68,7 +68,9 @@ def test_each_row_shows_score_review_state_and_reviewer_and_links_the_session(
     assert "ops.reviewer" in page
     assert 'class="score score-65"' in page
     session = queue["triaged"]
-    assert f'href="/admin/diagnosis/diagnosissession/{session.pk}/change/">bad-triaged</a>' in page
+    assert f'href="/admin/feedback/badcase/{session.pk}/change/' in page
+    detail = text(admin_client.get(f"{LIST}{session.pk}/change/"))
+    assert f'href="/admin/diagnosis/diagnosissession/{session.pk}/change/"' in detail
 
 
 @pytest.mark.parametrize("extra", [0, 25])

@@ -15,9 +15,15 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from caselibrary.models import CaseLibrary
 from diagnosis.models import DiagnosisSession
-from feedback.models import BadCaseReview
+from feedback.models import BadCaseReview, ReviewTag
 from tests.conftest import CHROMIUM
-from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
+from tests.factories import (
+    BadCaseReviewFactory,
+    CaseLibraryFactory,
+    DiagnosisSessionFactory,
+    FaultCategoryFactory,
+    ToolInvocationFactory,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -258,3 +264,127 @@ def test_the_case_list_fits_a_1366_pixel_window(browser, live_server, operator, 
     finish(page, "case_list_at_1366")
     assert widths["page"] <= widths["window"] == 1366, widths
     assert widths["list"] <= widths["box"], widths
+
+
+# A cell's text, measured as the operator sees it: a table cell is as tall as its row,
+# the lines of text inside it are not.
+TEXT_HEIGHT = """cell => { const range = document.createRange(); range.selectNodeContents(cell);
+  return range.getBoundingClientRect().height; }"""
+# How many lines an element's text takes.
+LINES = """el => { const range = document.createRange(); range.selectNodeContents(el);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size; }"""
+# Whether the middle of an element is on screen, not hidden under or cut off by another.
+SEEN = """el => { const r = el.getBoundingClientRect();
+  return el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)); }"""
+
+# The contrast ratio (WCAG 2) of an element's text against the header's background.
+CONTRAST = """selector => {
+  const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const luminance = c => { const [r, g, b] = rgb(c).map(v => { v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const text = luminance(getComputedStyle(document.querySelector(selector)).color);
+  const ground = luminance(getComputedStyle(document.querySelector('#header')).backgroundColor);
+  return (Math.max(text, ground) + 0.05) / (Math.min(text, ground) + 0.05);
+}"""
+PAGE_WIDTHS = "() => ({page: document.documentElement.scrollWidth, window: window.innerWidth})"
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+def test_the_tool_invocations_keep_their_short_columns_on_one_line_at_1366_pixels(
+    browser, live_server, operator, settings, english
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    session = DiagnosisSessionFactory(
+        session_id="0b9f3c1e-7d2a-4c8e-9f61-2a7b5d4e8c13", not_useful=True, evidence_score=65
+    )
+    for _ in range(4):
+        ToolInvocationFactory(
+            session=session,
+            tool_name="QueryIncidentHistoryTools",
+            query="cart-service 容器日志 轮转 ENOSPC 近 90 天故障记录",
+            duration_ms=1027,
+        )
+    ToolInvocationFactory(
+        session=session,
+        status="FAILED",
+        match_level=None,
+        hit_count=0,
+        error_message="HTTP 503 Service Unavailable from docs-search: upstream connect error "
+        "or disconnect/reset before headers. reset reason: connection termination " * 3,
+    )
+    page = log_in(browser, live_server, operator, width=1366, english=english)
+
+    for url in (
+        f"/admin/diagnosis/diagnosissession/{session.pk}/change/",
+        f"/admin/feedback/badcase/{session.pk}/change/",
+    ):
+        page.goto(page.base_url + url)
+        table = page.locator("table.invocations")
+        expect(table.locator("tbody tr")).to_have_count(5)
+
+        widths = page.evaluate(PAGE_WIDTHS)
+        assert widths["page"] <= widths["window"] == 1366, (url, widths)
+        for row in table.locator("tr").all():
+            cells = row.locator("th, td")
+            one_line = cells.nth(0).evaluate(TEXT_HEIGHT)  # the tool's name: one word
+            heights = [cells.nth(n).evaluate(TEXT_HEIGHT) for n in (1, 2, 3, 4, 7, 8)]
+            assert heights == [one_line] * 6, (url, row.inner_text(), heights)
+        # The last column is there to be seen, scrolled to if the table is wider.
+        last = table.locator("thead th").last
+        last.scroll_into_view_if_needed()
+        assert last.evaluate(SEEN), url
+    finish(page, f"invocations_at_1366_{'english' if english else 'chinese'}")
+
+
+QUESTION = "订单服务在高峰期大量 504，网关日志显示上游连接池耗尽，payment-gateway 超时"
+
+
+def test_the_bad_case_list_fits_a_1366_pixel_window_with_each_session_id_on_one_line(
+    browser, live_server, operator, settings
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    tag = ReviewTag.objects.create(name="needs-runbook")
+    for n in range(3):
+        review = BadCaseReviewFactory(
+            session__session_id=f"0b9f3c1e-7d2a-4c8e-9f61-2a7b5d4e8c1{n}",
+            session__evidence_score=65,
+            session__query=QUESTION * 3,
+            reviewed_by="ops.reviewer.with.a.long.name",
+            assignee=operator,
+        )
+        review.tags.add(tag)
+    page = log_in(browser, live_server, operator, width=1366, english=False)
+
+    page.goto(f"{page.base_url}/admin/feedback/badcase/")
+    expect(page.locator("#result_list tbody tr")).to_have_count(3)
+
+    widths = page.evaluate(
+        "() => ({page: document.documentElement.scrollWidth, window: window.innerWidth,"
+        " list: document.querySelector('#changelist .results').scrollWidth,"
+        " box: document.querySelector('#changelist .results').clientWidth})"
+    )
+    id_lines = page.locator("#result_list tbody th.field-session_id").first.evaluate(LINES)
+    # The score's label in one piece, under its badge or beside it.
+    label_lines = page.locator("#result_list tbody .confident-but-wrong").first.evaluate(LINES)
+    finish(page, "bad_case_list_at_1366")
+    assert widths["page"] <= widths["window"] == 1366, widths
+    assert widths["list"] <= widths["box"], widths
+    assert (id_lines, label_lines) == (1, 1)
+
+
+def test_the_language_label_reads_well_on_the_header_of_a_change_form(
+    browser, live_server, operator, settings
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    session = DiagnosisSessionFactory(not_useful=True, evidence_score=65)
+    page = log_in(browser, live_server, operator, english=False)
+
+    contrasts = {}
+    for url in ("/admin/feedback/badcase/", f"/admin/feedback/badcase/{session.pk}/change/"):
+        page.goto(page.base_url + url)
+        expect(page.locator("#language-switcher label")).to_have_text("语言")
+        contrasts[url] = page.evaluate(CONTRAST, "#language-switcher label")
+    finish(page, "language_label_on_a_change_form")
+    # WCAG's "AA" for small text: 4.5 to 1.
+    assert all(contrast >= 4.5 for contrast in contrasts.values()), contrasts

@@ -139,7 +139,8 @@ class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, S
         "reviewed",
         "feedback_at",
         "created_at",
-        "session_link",
+        # No "session_link" here: it repeated the id of the first column, which opens
+        # the bad case; the bad case's page links to the session.
         "assignee_column",
         "tags_column",
     )

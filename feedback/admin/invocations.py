@@ -14,7 +14,9 @@ from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import InvocationStatus, MatchLevel, ToolInvocation, ToolKind
 
-# The columns, headed by the fields' own (translated) names.
+# The columns, headed by the fields' own (translated) names. admin.css finds them by
+# position (`table.invocations td:nth-child(n)`; the cells stay bare `<td>`s): reorder
+# them there too.
 COLUMNS = (
     "tool_name",
     "kind",
@@ -64,8 +66,10 @@ def invocations_table(
         ((ToolInvocation._meta.get_field(name).verbose_name,) for name in COLUMNS),
     )
     link = format_html('<p><a href="{}">{}</a></p>', *more) if more else ""
+    # In a box of its own that scrolls sideways when the table is wider than the page.
     return format_html(
-        '<table class="invocations"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>{}',
+        '<div class="invocations-box"><table class="invocations"><thead><tr>{}</tr></thead>'
+        "<tbody>{}</tbody></table></div>{}",
         headers,
         rows,
         link,
