@@ -9,6 +9,9 @@ case: what `export_cases` writes), `sessionId`, `sourceType`, `faultCategory` an
 `errorCode`. `createdBy`, `updatedBy`, `createdAt` and `updatedAt` are accepted and
 ignored but `createdBy`, so an export reads back; any other key is an error. An empty
 value (null, "", an empty cell) is no value.
+
+Every problem is told in the active language (the admin's, or LANGUAGE_CODE for
+`import_cases`), after its file and line.
 """
 
 import csv
@@ -19,10 +22,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils import translation
-from rest_framework.exceptions import ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from rest_framework.exceptions import ErrorDetail, ValidationError
+from rest_framework.fields import Field
 
 from caselibrary.case_input import CaseFileRow
+from config.api import NOT_A_STRING, UNKNOWN_FIELD, UNPAIRED_SURROGATE, StrictChoiceField
 
 # Written to a file but not read back: the database keeps its own times and editor.
 IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt"})
@@ -30,6 +36,18 @@ FIELDS = tuple(CaseFileRow().fields)
 # A spreadsheet runs a cell starting with = + @ (or - followed by a formula) when the file
 # is opened: refused, unless the cell starts with ' (kept as text, the ' dropped).
 _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
+# The rules our own fields break are English constants, as the API gives them to programs
+# (config/api.py, diagnosis/serializers.py); a file's rows are read by people, in their
+# language. DRF's own rules come in the active language already (DRF's and Django's
+# catalogues).
+_OWN_RULES = {
+    UNKNOWN_FIELD: gettext_lazy("Unknown field."),
+    NOT_A_STRING: gettext_lazy("Must be a string."),
+    UNPAIRED_SURROGATE: gettext_lazy("Contains an unpaired surrogate."),
+    CaseFileRow().fields["sessionId"].error_messages["invalid"]: gettext_lazy(
+        "A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -."
+    ),
+}
 
 
 class CaseFileError(Exception):
@@ -73,8 +91,8 @@ def decode(data: bytes, source: str) -> str:
         raise CaseFileError(
             source,
             line,
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "save the file as UTF-8",
+            _("not UTF-8 text (byte 0x%(byte)02x at offset %(offset)d); save the file as UTF-8")
+            % {"byte": data[exc.start], "offset": exc.start},
         ) from None
 
 
@@ -87,9 +105,11 @@ def read_jsonl(text: str, source: str) -> list[CaseRecord]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CaseFileError(source, number, f"not valid JSON ({exc.msg})") from None
+            raise CaseFileError(
+                source, number, _("not valid JSON (%(reason)s)") % {"reason": exc.msg}
+            ) from None
         if not isinstance(row, dict):
-            raise CaseFileError(source, number, "each line must be a JSON object")
+            raise CaseFileError(source, number, _("each line must be a JSON object"))
         records.append(case_record(row, source, number, check=check))
     return records
 
@@ -99,12 +119,14 @@ def read_csv(text: str, source: str) -> list[CaseRecord]:
     try:
         header = reader.fieldnames or []
     except csv.Error as exc:
-        raise CaseFileError(source, 1, f"not a CSV file ({exc})") from None
+        raise CaseFileError(source, 1, _("not a CSV file (%(reason)s)") % {"reason": exc}) from None
     if not header:
-        raise CaseFileError(source, 1, "empty file: the first line names the columns")
+        raise CaseFileError(source, 1, _("empty file: the first line names the columns"))
     unknown = [name for name in header if name not in FIELDS and name not in IGNORED_FIELDS]
     if unknown:
-        raise CaseFileError(source, 1, f"unknown column(s): {', '.join(unknown)}")
+        raise CaseFileError(
+            source, 1, _("unknown column(s): %(columns)s") % {"columns": ", ".join(unknown)}
+        )
     check = CaseFileRow()
     records = []
     start = reader.line_num + 1
@@ -114,9 +136,11 @@ def read_csv(text: str, source: str) -> list[CaseRecord]:
         except StopIteration:
             break
         except csv.Error as exc:
-            raise CaseFileError(source, start, f"not valid CSV ({exc})") from None
+            raise CaseFileError(
+                source, start, _("not valid CSV (%(reason)s)") % {"reason": exc}
+            ) from None
         if None in row:
-            raise CaseFileError(source, start, "more cells than columns")
+            raise CaseFileError(source, start, _("more cells than columns"))
         if any(value for value in row.values()):
             cells = {
                 key: _spreadsheet_cell(key, value, source, start) for key, value in row.items()
@@ -133,12 +157,15 @@ def case_record(
     (file and line) when it is not one. A file's rows share one `check` (making the
     serializer is most of the cost of a row), as a `many=True` serializer's items do."""
     given = {k: v for k, v in row.items() if k not in IGNORED_FIELDS and not _empty(k, v)}
+    serializer = check if check is not None else CaseFileRow()
     try:
-        # The field rules in English, as the API gives them (diagnosis/viewsets.py).
-        with translation.override("en"):
-            case = (check if check is not None else CaseFileRow()).run_validation(given)
+        case = serializer.run_validation(given)
     except ValidationError as exc:
-        problems = [f"{name}: {rule}" for name, rules in exc.detail.items() for rule in rules]
+        problems = [
+            f"{name}: {_rule(rule, serializer.fields.get(name), given.get(name))}"
+            for name, rules in exc.detail.items()
+            for rule in rules
+        ]
         raise CaseFileError(source, line, "; ".join(problems)) from None
     return CaseRecord(
         line=line,
@@ -153,6 +180,18 @@ def case_record(
         source_type=case.get("sourceType"),
         created_by=case.get("createdBy"),
     )
+
+
+def _rule(rule: ErrorDetail, field: Field | None, value: Any) -> str:
+    """A field's rule in the active language: DRF's as DRF words it, ours translated."""
+    if isinstance(field, StrictChoiceField) and rule.code == "invalid_choice":
+        # Its English names the value and the allowed ones (config/api.py).
+        return _('Unknown value "%(value)s". Allowed values: %(allowed)s.') % {
+            "value": value,
+            "allowed": ", ".join(str(choice) for choice in field.choices),
+        }
+    own = _OWN_RULES.get(str(rule))
+    return str(own) if own is not None else str(rule)
 
 
 def _empty(name: str, value: Any) -> bool:
@@ -175,8 +214,11 @@ def _spreadsheet_cell(name: str, value: str, source: str, line: int) -> str:
         raise CaseFileError(
             source,
             line,
-            f"{name} looks like a spreadsheet formula ({value[:20]!r}); "
-            "start the cell with ' to keep it as text",
+            _(
+                "%(column)s looks like a spreadsheet formula (%(start)s); "
+                "start the cell with ' to keep it as text"
+            )
+            % {"column": name, "start": repr(value[:20])},
         )
     return value
 

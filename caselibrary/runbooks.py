@@ -68,7 +68,11 @@ _SPLIT_HEADING = re.compile(r"\s*(?:/|\||／|[(（]|[)）])\s*")
 
 
 class RunbookError(ValueError):
-    """A runbook that cannot become a case; says which file and line."""
+    """A runbook that cannot become a case; says which file and line.
+
+    `message` is English, and the msgid of its translation in locale/: the import, which
+    has Django, tells it in the operator's language (caselibrary/services/imports.py).
+    """
 
     def __init__(self, source: str, line: int, message: str) -> None:
         self.source = source

@@ -1,5 +1,6 @@
 """The admin's "Import cases" page."""
 
+import html
 import json
 
 import pytest
@@ -129,14 +130,80 @@ def test_a_runbook_without_a_heading_is_refused_with_its_line(admin_client) -> N
     assert "notes.md:3: no title" in text(response)
 
 
-def test_a_bad_row_names_the_rule_the_api_names_whatever_the_admin_language(
-    admin_client, settings
-) -> None:
-    settings.LANGUAGE_CODE = "zh-hans"
-    content = (json.dumps({**ROW, "title": " "}, ensure_ascii=False) + "\n").encode()
+def line(row: dict) -> str:
+    return json.dumps(row, ensure_ascii=False) + "\n"
 
-    response = admin_client.post(URL, upload("cases.jsonl", content))
 
-    assert response.status_code == 400
-    assert "cases.jsonl:1: title: This field may not be blank." in text(response)
+# A bad file of each kind, with what the page says of it in the console's two languages.
+# Where the file has a good row too, nothing of it is imported either.
+BAD_FILES = {
+    "not UTF-8": (
+        "gbk.csv",
+        "title,rootCause,solution\n磁盘满,日志,清理\n".encode("gbk"),
+        "gbk.csv:2: 不是 UTF-8 文本（偏移 25 处的字节 0xb4）；请将文件另存为 UTF-8",
+        "gbk.csv:2: not UTF-8 text (byte 0xb4 at offset 25); save the file as UTF-8",
+    ),
+    "no title": (
+        "bad.jsonl",
+        (line(ROW) + line({"rootCause": "根因", "solution": "处理"})).encode(),
+        "bad.jsonl:2: title: 该字段是必填项。",
+        "bad.jsonl:2: title: This field is required.",
+    ),
+    "blank title": (
+        "bad.jsonl",
+        line({**ROW, "title": " "}).encode(),
+        "bad.jsonl:1: title: 该字段不能为空。",
+        "bad.jsonl:1: title: This field may not be blank.",
+    ),
+    "unknown category": (
+        "cases.jsonl",
+        (line(ROW) + line({**ROW, "title": "另一个", "faultCategory": "X"})).encode(),
+        "cases.jsonl:2: faultCategory “X” 不在故障分类中",
+        'cases.jsonl:2: faultCategory "X" is not in the taxonomy',
+    ),
+    "unknown column": (
+        "cases.csv",
+        b"title,rootCause,solution,severity\na,b,c,high\n",
+        "cases.csv:1: 未知的列：severity",
+        "cases.csv:1: unknown column(s): severity",
+    ),
+    "formula": (
+        "cases.csv",
+        b"title,rootCause,solution\nok,ok,ok\n=1+1,x,y\n",
+        "cases.csv:3: title 看起来是电子表格公式（'=1+1'）；若要作为文本保留，请在单元格开头加 '",
+        "cases.csv:3: title looks like a spreadsheet formula ('=1+1'); "
+        "start the cell with ' to keep it as text",
+    ),
+    "runbook without a solution": (
+        "disk.md",
+        "# 磁盘满\n\n## 根因\n日志未轮转\n".encode(),
+        "disk.md: 没有处理步骤章节（处理步骤 / 解决方案 / solution）",
+        "disk.md: no solution section (处理步骤 / 解决方案 / solution)",
+    ),
+    "runbook without a title": (
+        "notes.md",
+        "\n\n只是笔记\n".encode(),
+        "notes.md:3: 没有标题：运维手册应以 '# ' 标题开头",
+        "notes.md:3: no title: a runbook starts with a '# ' heading",
+    ),
+}
+
+
+def shown(response) -> str:  # type: ignore[no-untyped-def]
+    return html.unescape(text(response))
+
+
+@pytest.mark.parametrize("kind", BAD_FILES)
+def test_a_bad_file_is_explained_in_the_consoles_language(admin_client, settings, kind) -> None:
+    name, content, chinese, english = BAD_FILES[kind]
+
+    settings.LANGUAGE_CODE = "zh-hans"  # the console's default
+    in_chinese = admin_client.post(URL, upload(name, content))
+    settings.LANGUAGE_CODE = "en"
+    in_english = admin_client.post(URL, upload(name, content))
+
+    assert (in_chinese.status_code, in_english.status_code) == (400, 400)
+    assert chinese in shown(in_chinese)
+    assert english not in shown(in_chinese)
+    assert english in shown(in_english)
     assert not CaseLibrary.objects.exists()

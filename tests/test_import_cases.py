@@ -1,4 +1,7 @@
-"""import_cases and export_cases: JSONL and CSV with the API's case fields."""
+"""import_cases and export_cases: JSONL and CSV with the API's case fields.
+
+The command speaks LANGUAGE_CODE, as the admin does by default (Chinese); most tests read
+it in English."""
 
 import io
 import json
@@ -11,7 +14,7 @@ from django.core.management.base import CommandError
 from caselibrary.models import CaseImportSource, CaseLibrary
 from tests.factories import CaseLibraryFactory, FaultCategoryFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
 
 @pytest.fixture(autouse=True)
@@ -325,4 +328,113 @@ def test_a_row_with_surrounding_spaces_imported_again_adds_no_second_case(tmp_pa
     out, _ = run(str(path))
 
     assert "0 case(s) were created, 0 updated, 1 unchanged" in out
+    assert CaseLibrary.objects.count() == 1
+
+
+def test_the_command_reports_in_the_consoles_default_language(tmp_path, settings) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    jsonl(tmp_path / "a-good.jsonl", ROW)
+    jsonl(tmp_path / "b-bad.jsonl", ROW, {**ROW, "title": "第二个", "faultCategory": "NOPE"})
+
+    out, err = failing(str(tmp_path))
+
+    assert "已跳过 b-bad.jsonl:2: faultCategory “NOPE” 不在故障分类中" in err
+    assert "2 个文件：已新建 1 个案例，更新 0 个，0 个不变，跳过 1 个文件" in out
+    again, _ = run(str(tmp_path / "a-good.jsonl"), "--dry-run")
+    assert "1 个文件：将新建 0 个案例，更新 0 个，1 个不变，跳过 0 个文件" in again
+    assert list(CaseLibrary.objects.values_list("title", flat=True)) == [ROW["title"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "cases.jsonl:1: 不是合法的 JSON（Expecting value）"),
+        ("[1, 2]", "cases.jsonl:1: 每一行必须是一个 JSON 对象"),
+        (json.dumps({**ROW, "title": " "}), "cases.jsonl:1: title: 该字段不能为空。"),
+        (
+            json.dumps({**ROW, "title": "x" * 256}),
+            "cases.jsonl:1: title: 请确保这个字段不能超过 255 个字符。",
+        ),
+        (json.dumps({**ROW, "colour": "red"}), "cases.jsonl:1: colour: 未知字段。"),
+        (json.dumps({**ROW, "caseId": "nope"}), "cases.jsonl:1: caseId: 必须是有效的 UUID。"),
+        (json.dumps({**ROW, "solution": 3}), "cases.jsonl:1: solution: 必须是字符串。"),
+        (
+            json.dumps({**ROW, "sourceType": "X"}),
+            "cases.jsonl:1: sourceType: 未知的值“X”。允许的值：AUTO, MANUAL。",
+        ),
+        (
+            json.dumps({**ROW, "sessionId": "a b"}),
+            "cases.jsonl:1: sessionId: sessionId 应为 1-64 个字符，只能包含 A-Z a-z 0-9 . _ : -。",
+        ),
+        (
+            json.dumps({**ROW, "title": "\ud800"}),
+            "cases.jsonl:1: title: 含有未配对的代理字符（surrogate）。",
+        ),
+    ],
+    ids=[
+        "json",
+        "object",
+        "blank",
+        "too long",
+        "unknown field",
+        "uuid",
+        "string",
+        "choice",
+        "session id",
+        "surrogate",
+    ],
+)
+def test_each_bad_row_says_what_is_wrong_in_chinese(tmp_path, settings, line, message) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    path = tmp_path / "cases.jsonl"
+    path.write_text(line + "\n", "utf-8")
+
+    _, err = failing(str(path))
+
+    assert f"已跳过 {message}" in err
+    assert not CaseLibrary.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("cases.csv", "title,rootCause\na,b,c\n", "cases.csv:2: 单元格数多于列数"),
+        ("cases.csv", "", "cases.csv:1: 空文件：第一行应写出各列的列名"),
+        (
+            "cases.csv",
+            "title,rootCause,solution\n=1+1,x,y\n",
+            "cases.csv:2: title 看起来是电子表格公式（'=1+1'）；"
+            "若要作为文本保留，请在单元格开头加 '",
+        ),
+        ("notes.md", "\n只是笔记\n", "notes.md:2: 没有标题：运维手册应以 '# ' 标题开头"),
+        ("cases.txt", "x\n", "cases.txt: 不是案例文件（应为 .jsonl、.csv 或 .md）"),
+        (
+            "disk.md",
+            "# 磁盘满\n\n## 处理步骤\n清理\n",
+            "disk.md: 没有现象或根因章节（现象 / 根因 / root cause）",
+        ),
+    ],
+    ids=["cells", "empty", "formula", "no title", "other kind", "no root cause"],
+)
+def test_each_bad_file_says_what_is_wrong_in_chinese(
+    tmp_path, settings, name, content, message
+) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    path = tmp_path / name
+    path.write_text(content, "utf-8")
+
+    _, err = failing(str(path))
+
+    assert f"已跳过 {message}" in err
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_session_that_already_has_a_case_is_reported_in_chinese(tmp_path, settings) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+    CaseLibraryFactory(diagnosis_id="sess-9")
+    path = jsonl(tmp_path / "cases.jsonl", {**ROW, "sessionId": "sess-9"})
+
+    _, err = failing(str(path))
+
+    assert "cases.jsonl:1: 已有另一个案例使用此 sessionId 或来源" in err
     assert CaseLibrary.objects.count() == 1

@@ -13,7 +13,8 @@ from caselibrary.models import CaseImportSource, CaseLibrary
 from caselibrary.runbooks import parse_runbook
 from tests.factories import FaultCategoryFactory
 
-pytestmark = pytest.mark.django_db
+# The command speaks LANGUAGE_CODE (Chinese by default); these read it in English.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
 TESTS = Path(__file__).resolve().parent
 # The search test library's runbooks, and a few more of operations' own.

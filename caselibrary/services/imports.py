@@ -5,6 +5,8 @@ file and line and rolls the file back). Importing the same source again updates 
 and never adds a second one: a runbook is known by its path (its content hash says
 whether it changed), a row by its `caseId` when it has one, else by its file's path and
 the row's content hash. `dry_run` does every check and every write, then rolls back.
+What goes wrong is told in the active language: the admin's, or LANGUAGE_CODE for
+`import_cases` (Django runs a command in it).
 """
 
 from collections.abc import Callable, Iterable
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from caselibrary.case_files import (
     CaseFileError,
@@ -132,7 +135,7 @@ def _read(data: bytes, source: str) -> list[_Keyed]:
     elif suffix == ".md":
         return [_runbook(text, source)]
     else:
-        raise CaseFileError(source, None, "not a case file (.jsonl, .csv or .md)")
+        raise CaseFileError(source, None, _("not a case file (.jsonl, .csv or .md)"))
     return [_Keyed(r, source, r.content_hash, by_path=False) for r in records]
 
 
@@ -143,17 +146,18 @@ def _runbook(text: str, source: str) -> _Keyed:
     try:
         runbook = parse_runbook(text, source=source)
     except RunbookError as exc:
-        raise CaseFileError(source, exc.line, exc.message) from None
+        # runbooks.py has no Django: its message is the catalogue's English, told here.
+        raise CaseFileError(source, exc.line, _(exc.message)) from None
     root_cause = "\n\n".join(part for part in (runbook.description, runbook.root_cause) if part)
     solution = runbook.solution or "\n\n".join(
         f"{heading}\n\n{body}" for heading, body in runbook.extra_sections if body
     )
     if not root_cause.strip():
         raise CaseFileError(
-            source, None, "no symptoms or root-cause section (现象 / 根因 / root cause)"
+            source, None, _("no symptoms or root-cause section (现象 / 根因 / root cause)")
         )
     if not solution.strip():
-        raise CaseFileError(source, None, "no solution section (处理步骤 / 解决方案 / solution)")
+        raise CaseFileError(source, None, _("no solution section (处理步骤 / 解决方案 / solution)"))
     case = {
         "title": runbook.title,
         "rootCause": root_cause,
@@ -179,7 +183,9 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
     category = record.fault_category or GENERAL_CATEGORY
     if category not in categories:
         raise CaseFileError(
-            item.source_path, record.line, f'faultCategory "{category}" is not in the taxonomy'
+            item.source_path,
+            record.line,
+            _('faultCategory "%(category)s" is not in the taxonomy') % {"category": category},
         )
     wanted = {
         "title": record.title,
@@ -207,7 +213,7 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
         raise CaseFileError(item.source_path, record.line, "; ".join(exc.messages)) from None
     except IntegrityError:
         raise CaseFileError(
-            item.source_path, record.line, "another case has this sessionId or source"
+            item.source_path, record.line, _("another case has this sessionId or source")
         ) from None
     return result
 
@@ -254,10 +260,22 @@ def _remember(case: CaseLibrary, item: _Keyed, source: CaseImportSource | None) 
 def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:
     """What an import did, for people: one line per failed file, then the totals."""
     for failed in outcome.failed:
-        yield f"skipped {failed.error}"
-    verb = "would be" if outcome.dry_run else "were"
-    yield (
-        f"{len(outcome.files)} file(s): {outcome.total('created')} case(s) {verb} created, "
-        f"{outcome.total('updated')} updated, {outcome.total('unchanged')} unchanged, "
-        f"{len(outcome.failed)} file(s) skipped"
+        yield _("skipped %(error)s") % {"error": failed.error}
+    summary = (
+        _(
+            "%(files)d file(s): %(created)d case(s) would be created, %(updated)d updated, "
+            "%(unchanged)d unchanged, %(skipped)d file(s) skipped"
+        )
+        if outcome.dry_run
+        else _(
+            "%(files)d file(s): %(created)d case(s) were created, %(updated)d updated, "
+            "%(unchanged)d unchanged, %(skipped)d file(s) skipped"
+        )
     )
+    yield summary % {
+        "files": len(outcome.files),
+        "created": outcome.total("created"),
+        "updated": outcome.total("updated"),
+        "unchanged": outcome.total("unchanged"),
+        "skipped": len(outcome.failed),
+    }
