@@ -4,7 +4,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
@@ -14,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, override
+from django.utils.translation import ngettext
 
 from diagnosis.admin import (
     EvidenceScoreBandFilter,
@@ -27,7 +26,13 @@ from diagnosis.selectors import session_invocations
 from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.admin.invocations import invocations_table
-from feedback.admin.queues import AssigneeFilter, ReviewQueueMixin, TagFilter, staff_users
+from feedback.admin.queues import (
+    AssigneeFilter,
+    ReviewQueueMixin,
+    TagFilter,
+    log_review_change,
+    staff_users,
+)
 from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
 from feedback.review_queues import bad_case_queue_save
 from feedback.selectors import (
@@ -329,15 +334,7 @@ class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, S
             state=state,
             reviewer=request.user.get_username(),
         )
-        if changed:
-            with override(None):
-                fields = [str(BadCaseReview._meta.get_field("state").verbose_name)]
-            LogEntry.objects.log_actions(
-                user_id=request.user.pk,
-                queryset=changed,
-                action_flag=CHANGE,
-                change_message=[{"changed": {"fields": fields}}],
-            )
+        log_review_change(request, changed, "state")
         self.message_user(
             request,
             ngettext(
