@@ -263,9 +263,10 @@ def _placeholders_adopted(
 ) -> set[str]:
     """Spans of a trace stored before its session was known (under the trace id: an
     exporter sent spans before the one that names the session) move to the session, with
-    their facts, and with the completion when the root was among them; the placeholder
-    session goes once it is empty. A placeholder the reader has rated keeps what it holds.
-    Returns the sessions that gained facts or their completion this way."""
+    all else the placeholder holds, and with the completion when the root was among them;
+    the placeholder session goes once it is empty. A placeholder the reader has rated
+    keeps what it holds. Returns the sessions that gained facts or their completion this
+    way."""
     stored = (
         Span.objects.filter(trace_id__in=list(sessions_by_trace))
         .values_list("trace_id", "session_id")
@@ -279,23 +280,44 @@ def _placeholders_adopted(
         placeholder = DiagnosisSession.objects.select_for_update().get(session_id=placeholder_id)
         if placeholder.feedback is not None:
             continue
-        span_ids = list(
-            Span.objects.filter(trace_id=trace, session_id=placeholder_id).values_list(
-                "span_id", flat=True
-            )
-        )
-        Span.objects.filter(trace_id=trace, session_id=placeholder_id).update(session_id=session_id)
-        moved = ToolInvocation.objects.filter(
-            session_id=placeholder_id, invocation_id__in=span_ids
-        ).update(session_id=session_id)
+        moved = _rows_moved(placeholder_id, session_id)
         if _completion_adopted(placeholder, sessions[session_id]) or moved:
             adopted.add(session_id)
-        if not (
-            Span.objects.filter(session_id=placeholder_id).exists()
-            or ToolInvocation.objects.filter(session_id=placeholder_id).exists()
-        ):
+        if not _holds_anything(placeholder_id):
             placeholder.delete()
     return adopted
+
+
+def _session_rows() -> list:
+    """The relations by which rows of every app belong to a session (spans, tool facts,
+    the case searches an agent made, ...), read from the model: this app need not know
+    the others'. One-to-one rows (a review, a case) are the session's own, not moved."""
+    return [
+        relation
+        for relation in DiagnosisSession._meta.related_objects
+        if relation.one_to_many or relation.one_to_one
+    ]
+
+
+def _rows_moved(placeholder_id: str, session_id: str) -> int:
+    """Everything the placeholder holds but its one-to-one rows moves to the session: its
+    spans and facts, and what an agent recorded naming the trace id before the session
+    had a name (a case search, and the tool fact that scores it)."""
+    moved = 0
+    for relation in _session_rows():
+        if relation.one_to_many:
+            rows = relation.related_model._base_manager.filter(
+                **{relation.field.attname: placeholder_id}
+            )
+            moved += rows.update(**{relation.field.attname: session_id})
+    return moved
+
+
+def _holds_anything(session_id: str) -> bool:
+    return any(
+        relation.related_model._base_manager.filter(**{relation.field.attname: session_id}).exists()
+        for relation in _session_rows()
+    )
 
 
 def _completion_adopted(placeholder: DiagnosisSession, session: DiagnosisSession) -> bool:

@@ -7,7 +7,9 @@ import json
 import pytest
 from django.test import Client
 
+from caselibrary.services.index import case_index_build
 from diagnosis.models import DiagnosisSession, Span, ToolCatalogEntry, ToolInvocation
+from tests.factories import CaseLibraryFactory
 from tests.otlp import (
     CommittingClient,
     export,
@@ -259,3 +261,57 @@ def test_a_gzip_body_of_several_members_is_read_whole(client, key):
 
     assert response.status_code == 200, response.content
     assert DiagnosisSession.objects.get().session_id == "two-members"
+
+
+def test_a_case_search_made_under_the_trace_id_follows_the_spans_to_the_named_session(
+    client, key, api
+):
+    CaseLibraryFactory(title="Oracle 快照过旧", error_code="ORA-01555")
+    case_index_build()
+    trace_id, root = new_trace_id(), new_span_id()
+    post(client, export(a_tool(trace_id, root)), key=key)  # no name yet: the trace id
+    searched = api.post(
+        "/api/cases/search",
+        {"sessionId": trace_id.hex(), "query": "报表查询报 ORA-01555"},
+        format="json",
+    )
+    assert searched.json()["matchLevel"] == "L0"
+
+    root_span = span(
+        "invoke_agent",
+        trace_id=trace_id,
+        span_id=root,
+        attributes={"session.id": "otel-3", "input.value": "q", "output.value": "a"},
+    )
+    post(client, export(root_span), key=key)
+
+    session = DiagnosisSession.objects.get()  # the placeholder is gone
+    assert session.session_id == "otel-3"
+    assert session.case_searches.count() == 1
+    assert session.self_evaluation["evidence_score"] == 65  # a successful call + the L0 hit
+
+
+def test_a_session_started_over_rest_takes_its_spans_and_its_case_search(client, key, api):
+    CaseLibraryFactory(title="Oracle 快照过旧", error_code="ORA-01555")
+    case_index_build()
+    api.post("/api/sessions", {"sessionId": "otel-4", "query": "报表报错"}, format="json")
+    api.post(
+        "/api/cases/search",
+        {"sessionId": "otel-4", "query": "报表查询报 ORA-01555"},
+        format="json",
+    )
+    trace_id, root = new_trace_id(), new_span_id()
+    named = {"session.id": "otel-4"}
+
+    post(
+        client,
+        export(
+            span("invoke_agent", trace_id=trace_id, span_id=root, attributes={**named}),
+            a_tool(trace_id, root, **named),
+        ),
+        key=key,
+    )
+
+    session = DiagnosisSession.objects.get()
+    assert (session.session_id, session.status, session.query) == ("otel-4", "SUCCESS", "报表报错")
+    assert session.self_evaluation["evidence_score"] == 65
