@@ -299,7 +299,9 @@ def rank_cases(
     held = {term for _, _, terms in texts.values() for term in terms.split()}
     strange = unknown_names(query, held=held) if similar else []
     l1 = []
-    if similar and not strange and accepted(similar[0], degraded=degraded):
+    # A question without one search term (emoji, punctuation, a bare number) has nothing
+    # a similar case could answer: exact hits only.
+    if terms and similar and not strange and accepted(similar[0], degraded=degraded):
         l1 = similar[:1] + [
             hit for hit in similar[1:] if accepted(hit, degraded=degraded, first=False)
         ]

@@ -243,7 +243,7 @@ def test_a_case_made_by_useful_feedback_is_searchable_after_the_commit(
 
 
 def test_an_automatic_case_indexes_its_answer_once_not_as_cause_and_solution() -> None:
-    case = CaseLibraryFactory(title="t", root_cause="同一段回答", solution="同一段回答")
+    case = CaseLibraryFactory(title="支付超时", root_cause="同一段回答", solution="同一段回答")
     case_index_build()
 
     kinds = CasePassage.objects.filter(case_id=case.case_id).values_list("kind", flat=True)

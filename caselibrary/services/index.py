@@ -159,7 +159,7 @@ def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSe
             case_id__in=case_ids, model=EMBEDDING_MODEL
         ).values_list("case_id", "text", "vector")
     }
-    planned: list[tuple[str, int, str, str, str]] = []
+    planned: list[tuple[str, int, str, str, str, str]] = []
     keys: list[CaseSearchKey] = []
     for case_id, title, root_cause, solution, error_code in rows:
         parts = case_passages(title=title, root_cause=root_cause, solution=solution)
@@ -172,9 +172,16 @@ def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSe
             ]
             case_keys += exact_keys(title=m_title, error_code=m_code)
         for number, passage in enumerate(parts):
-            planned.append((case_id, number, passage.kind, passage.text, title))
+            terms = search_terms(passage.text)
+            # A passage without one search term ("t", "…", a bare number) says nothing a
+            # question could match; embedded, a one-letter text sat close to every short
+            # question and was offered for "hello" and "🔥🔥🔥".
+            if terms:
+                planned.append((case_id, number, passage.kind, passage.text, title, terms))
         keys += [CaseSearchKey(case_id=case_id, key=key) for key in dict.fromkeys(case_keys)]
-    todo = [i for i, (case_id, _, _, text, _) in enumerate(planned) if (case_id, text) not in known]
+    todo = [
+        i for i, (case_id, _, _, text, *_) in enumerate(planned) if (case_id, text) not in known
+    ]
     vectors = embed_texts([embedding_input(p[4], p[2], p[3]) for p in (planned[i] for i in todo)])
     fresh = dict(zip(todo, vectors, strict=True))
     passages = [
@@ -183,10 +190,10 @@ def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSe
             case_pk=case_id,
             kind=kind,
             text=text,
-            terms=search_terms(text),
+            terms=terms,
             vector=fresh[i] if i in fresh else np.frombuffer(known[(case_id, text)], dtype="<f4"),
         )
-        for i, (case_id, number, kind, text, _title) in enumerate(planned)
+        for i, (case_id, number, kind, text, _title, terms) in enumerate(planned)
     ]
     return passages, keys, len(todo)
 
