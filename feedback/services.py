@@ -25,8 +25,8 @@ from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEnt
 logger = logging.getLogger(__name__)
 
 SESSION_NOT_FOUND = "会话不存在"
-SESSION_STILL_RUNNING = "会话仍在执行中，执行结束后才能反馈"
-SESSION_HAS_NO_ANSWER = "会话没有答案，不能标记为 useful"
+SESSION_STILL_RUNNING = "会话仍在执行中，执行结束后才能反馈。"
+SESSION_HAS_NO_ANSWER = "这个会话没有答案，不能标记为有用。"
 
 
 class FeedbackSessionNotFound(NotFound):

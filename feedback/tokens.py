@@ -30,6 +30,12 @@ EXPIRED = "反馈令牌已过期，请刷新页面后重试"
 OTHER_SESSION = "该反馈令牌不属于此会话"
 BOTH_CREDENTIALS = "只能使用一种凭据：Authorization: Feedback <token> 或 Api-Key <key>"
 KEY_NOT_ALLOWED = "该 API Key 无权提交反馈"
+# Every 401 of POST /api/feedback: a missing header, another scheme, an unknown, revoked or
+# expired key. It names both ways in, since a page holds a token and a back end a key.
+NO_CREDENTIAL = (
+    f"缺少或无效的凭据：请求头应为 'Authorization: {API_KEY_KEYWORD} <key>'"
+    f" 或 'Authorization: {KEYWORD} <token>'"
+)
 
 
 class TokenRefused(exceptions.PermissionDenied):
@@ -100,9 +106,7 @@ class KeyOrTokenMayGiveFeedback(BasePermission):
         if not isinstance(request.auth, ApiKey):
             if _token_in_body(request):
                 raise TwoCredentials(CREDENTIAL_IN_BODY)
-            raise exceptions.NotAuthenticated(
-                f"缺少请求头 'Authorization: {API_KEY_KEYWORD} <key>' 或 '{KEYWORD} <token>'"
-            )
+            raise exceptions.NotAuthenticated(NO_CREDENTIAL)
         if not request.auth.allows(ApiPermission.FEEDBACK):
             raise exceptions.PermissionDenied(KEY_NOT_ALLOWED)
         return True

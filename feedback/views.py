@@ -18,6 +18,7 @@ from feedback.body import FEEDBACK_BODY_SCHEMA, InvalidFeedbackBody, feedback_bo
 from feedback.serializers import FEEDBACK_RECORDED, FeedbackResponse, feedback_body
 from feedback.throttling import FeedbackKeyThrottle
 from feedback.tokens import (
+    NO_CREDENTIAL,
     FeedbackAddressThrottle,
     FeedbackToken,
     FeedbackTokenAuthentication,
@@ -27,8 +28,8 @@ from feedback.tokens import (
 )
 
 MESSAGES = {
-    "not_authenticated": "缺少或无效的 API Key",
-    "authentication_failed": "缺少或无效的 API Key",
+    "not_authenticated": NO_CREDENTIAL,
+    "authentication_failed": NO_CREDENTIAL,
     "permission_denied": "该 API Key 无权提交反馈",
     "method_not_allowed": "只支持 POST 请求",
     "unsupported_media_type": "Content-Type 必须是 application/json",

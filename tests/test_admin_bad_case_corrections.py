@@ -47,6 +47,26 @@ def test_the_review_page_shows_reason_comment_and_correction_newest_first(admin_
     assert "Feedback token" in page
 
 
+def test_a_multi_line_correction_and_comment_keep_their_line_breaks_escaped(
+    admin_client,
+) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+    FeedbackEntryFactory(
+        session=session,
+        comment="第一行\n<b>第二行</b>",
+        correction="根因：主从延迟\n1. 切回主库读\n2. <script>alert(1)</script>",
+    )
+
+    html = admin_client.get(f"{LIST}{session.pk}/change/").content.decode()
+
+    assert (
+        '<td class="feedback-correction">根因：主从延迟<br>1. 切回主库读<br>'
+        "2. &lt;script&gt;alert(1)&lt;/script&gt;</td>"
+    ) in html
+    assert '<td class="feedback-comment">第一行<br>&lt;b&gt;第二行&lt;/b&gt;</td>' in html
+    assert "<script>alert(1)" not in html
+
+
 def test_a_bad_case_without_words_says_so(admin_client) -> None:
     session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
 

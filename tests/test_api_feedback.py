@@ -246,7 +246,7 @@ def test_a_running_session_is_409_and_unchanged(api, feedback) -> None:
     assert response.status_code == 409
     assert response.json() == {
         "success": False,
-        "message": "会话仍在执行中，执行结束后才能反馈",
+        "message": "会话仍在执行中，执行结束后才能反馈。",
         "caseId": None,
     }
     assert state() == before
@@ -262,16 +262,32 @@ def test_useful_on_a_session_without_an_answer_is_409(api, answer) -> None:
     assert response.status_code == 409
     assert response.json() == {
         "success": False,
-        "message": "会话没有答案，不能标记为 useful",
+        "message": "这个会话没有答案，不能标记为有用。",
         "caseId": None,
     }
     assert state() == before
 
 
-@pytest.mark.parametrize(
-    "header", [None, "Api-Key wrong", "Api-Key AbCdEfGh.0123456789abcdef0123456789abcdef"]
+# A page holds a feedback token, a back end an API key: a 401 names both ways in.
+NO_CREDENTIAL = (
+    "缺少或无效的凭据：请求头应为 'Authorization: Api-Key <key>'"
+    " 或 'Authorization: Feedback <token>'"
 )
-def test_a_missing_or_unknown_key_is_401_in_the_contract_shape(client, finished, header) -> None:
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "Bearer eyJhbGciOi.x.y",
+        "Token abc",
+        "Api-Key wrong",
+        "Api-Key AbCdEfGh.0123456789abcdef0123456789abcdef",
+    ],
+)
+def test_a_request_without_a_valid_key_or_token_is_401_naming_both_ways_in(
+    client, finished, header
+) -> None:
     kwargs = {"HTTP_AUTHORIZATION": header} if header else {}
 
     response = client.post(
@@ -279,7 +295,9 @@ def test_a_missing_or_unknown_key_is_401_in_the_contract_shape(client, finished,
     )
 
     assert response.status_code == 401
-    assert response.json() == {"success": False, "message": "缺少或无效的 API Key", "caseId": None}
+    assert response.json() == {"success": False, "message": NO_CREDENTIAL, "caseId": None}
+    assert list(response.json()) == ["success", "message", "caseId"]
+    assert response["WWW-Authenticate"] == "Api-Key"
     assert state()[1] is None
 
 
@@ -291,7 +309,7 @@ def test_a_revoked_key_is_401(make_client, finished) -> None:
     response = post(client, {"sessionId": "fb-1", "feedback": "useful"})
 
     assert response.status_code == 401
-    assert response.json()["message"] == "缺少或无效的 API Key"
+    assert response.json()["message"] == NO_CREDENTIAL
 
 
 def test_a_frontend_key_may_submit_feedback_but_an_agent_key_may_not(make_client, finished) -> None:

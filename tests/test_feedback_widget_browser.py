@@ -53,13 +53,16 @@ class ChatPage:
         self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def show(self, *, service: str, session_id: str, token: str, lang: str = "zh") -> None:
+    def show(
+        self, *, service: str, session_id: str, token: str, lang: str = "zh", timeout: int = 0
+    ) -> None:
+        options = f'lang: "{lang}"' + (f", timeout: {timeout}" if timeout else "")
         lines = (
             readme_widget_lines()
             .replace("https://diagnosis.example.com", service)
             .replace('"walk-1"', f'"{session_id}"')
             .replace("FEEDBACK_TOKEN", token)
-            .replace('lang: "zh"', f'lang: "{lang}"')
+            .replace('lang: "zh"', options)
         )
         self.html = (
             '<!doctype html><html><head><meta charset="utf-8"><title>Chat</title></head>'
@@ -200,3 +203,149 @@ def test_the_demo_page_in_docs_mounts_the_widget_and_rates_useful(
     expect(page.get_by_role("status")).to_have_text("Thank you: your feedback is recorded.")
     finish(page, "feedback-widget-demo")
     assert DiagnosisSession.objects.get(session_id="demo-1").feedback == "useful"
+
+
+def test_after_a_refused_submission_focus_is_on_the_message_not_lost_on_the_page(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-4")  # still RUNNING: 409
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-4",
+        token=feedback_token_for(session_id="widget-4"),
+    )
+    page = open_chat(browser, chat_page)
+
+    page.get_by_role("button", name="有用").focus()
+    page.keyboard.press("Enter")
+
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("会话仍在执行中，执行结束后才能反馈。")
+    assert page.evaluate("document.activeElement !== document.body")
+    expect(alert).to_be_focused()
+    finish(page, "feedback-widget-running")
+    assert DiagnosisSession.objects.get(session_id="widget-4").feedback is None
+
+
+@pytest.mark.parametrize(
+    ("lang", "message"),
+    [
+        ("zh", "这个会话没有答案，不能标记为有用。"),
+        ("en", "This session cannot take this feedback: it is still running, or it has no answer."),
+    ],
+)
+def test_useful_on_a_failed_session_says_why_in_the_reader_s_words_and_offers_no_retry(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+    lang,
+    message,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-5", status="FAILED", answer=None)
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-5",
+        token=feedback_token_for(session_id="widget-5"),
+        lang=lang,
+    )
+    page = open_chat(browser, chat_page)
+
+    page.locator("button[data-feedback=useful]").click()
+
+    expect(page.get_by_role("alert")).to_have_text(message)
+    expect(page.get_by_role("button", name=re.compile("重试|Try again"))).to_have_count(0)
+    finish(page, f"feedback-widget-no-answer-{lang}")
+
+
+def test_choosing_useful_after_opening_not_useful_closes_the_details_for_screen_readers_too(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-6", succeeded=True)
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-6",
+        token=feedback_token_for(session_id="widget-6"),
+    )
+    page = open_chat(browser, chat_page)
+    not_useful = page.locator("button[data-feedback=not_useful]")
+
+    not_useful.click()
+    expect(not_useful).to_have_attribute("aria-expanded", "true")
+    page.get_by_role("button", name="有用").click()
+
+    expect(page.get_by_role("status")).to_have_text("感谢反馈，已记录。")
+    expect(page.get_by_role("radio", name="根因不对")).to_be_hidden()
+    expect(not_useful).to_have_attribute("aria-expanded", "false")
+    finish(page, "feedback-widget-useful-after-not-useful")
+
+
+def test_the_counters_describe_their_box_and_the_message_regions_keep_their_roles(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-7")  # still RUNNING: 409
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-7",
+        token=feedback_token_for(session_id="widget-7"),
+    )
+    page = open_chat(browser, chat_page)
+
+    page.get_by_role("button", name="没用").click()
+    comment = page.get_by_label("补充说明（可选）")
+    correction = page.get_by_label("正确的根因或处理办法（可选）")
+    expect(comment).to_have_accessible_description("还可输入 2000 字")
+    expect(correction).to_have_accessible_description("还可输入 10000 字")
+    comment.fill("DNS 超时")
+    expect(comment).to_have_accessible_description("还可输入 1994 字")
+    # Read with the box, not after every keystroke.
+    assert page.locator(".dfb [aria-live]:has(.dfb-count), .dfb-count[aria-live]").count() == 0
+    # Both message regions are there before anything is said: a screen reader reads a
+    # region's changes only if it knew the region already.
+    expect(page.get_by_role("status")).to_have_count(1)
+    expect(page.get_by_role("alert")).to_have_count(1)
+
+    page.get_by_role("radio", name="根因不对").check()
+    page.get_by_role("button", name="提交反馈").click()
+
+    expect(page.get_by_role("alert")).to_have_text("会话仍在执行中，执行结束后才能反馈。")
+    expect(page.get_by_role("status")).to_have_count(1)
+    expect(page.get_by_role("status")).to_have_text("")
+    finish(page, "feedback-widget-regions")
+
+
+def test_a_service_that_never_answers_ends_in_the_network_message_and_retry_works(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-8", succeeded=True)
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-8",
+        token=feedback_token_for(session_id="widget-8"),
+        timeout=1000,
+    )
+    page = open_chat(browser, chat_page)
+    # The connection is taken and never answered.
+    page.route(f"{live_server.url}/api/feedback", lambda route: None)
+
+    page.get_by_role("button", name="有用").click()
+
+    expect(page.get_by_role("status")).to_have_text("正在提交…")
+    expect(page.get_by_role("alert")).to_have_text("无法连接反馈服务，请检查网络后重试。")
+    retry = page.get_by_role("button", name="重试")
+    expect(retry).to_be_focused()
+    assert DiagnosisSession.objects.get(session_id="widget-8").feedback is None
+
+    page.unroute(f"{live_server.url}/api/feedback")
+    page.keyboard.press("Enter")
+
+    expect(page.get_by_role("status")).to_have_text("感谢反馈，已记录。")
+    finish(page, "feedback-widget-timeout")
+    assert DiagnosisSession.objects.get(session_id="widget-8").feedback == "useful"

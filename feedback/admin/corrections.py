@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.defaultfilters import linebreaksbr
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
@@ -51,8 +52,10 @@ class ReaderFeedbackMixin:
                     e.created_at.strftime("%Y-%m-%d %H:%M:%S"),
                     e.get_feedback_display(),
                     e.get_reason_display() if e.reason else "-",
-                    e.comment or "-",
-                    e.correction or "-",
+                    # With their line breaks, as the answer above is shown; linebreaksbr
+                    # escapes the text before it adds the <br>s.
+                    linebreaksbr(e.comment) if e.comment else "-",
+                    linebreaksbr(e.correction) if e.correction else "-",
                     e.get_channel_display(),
                 )
                 for e in entries

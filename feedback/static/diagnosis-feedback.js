@@ -12,6 +12,10 @@
  *
  * `token` is the session's `feedbackToken` (from the agent's `complete` call); the page's
  * origin must be in the service's CORS_ALLOWED_ORIGINS. No cookie is sent.
+ *
+ * Optional: `timeout` (milliseconds, default 15000): a submission the service has not
+ * answered by then ends in the "could not reach the service" message with its retry
+ * button, instead of "sending…" forever.
  */
 (function (global) {
   "use strict";
@@ -19,6 +23,7 @@
   var REASONS = ["wrong_root_cause", "missing_evidence", "outdated", "not_actionable", "other"];
   var COMMENT_MAX = 2000;
   var CORRECTION_MAX = 10000;
+  var TIMEOUT_MS = 15000;
 
   var TEXT = {
     zh: {
@@ -45,7 +50,7 @@
       errors: {
         forbidden: "反馈链接无效或已过期，请刷新页面后重试。",
         throttled: "提交太频繁，请稍后再试。",
-        conflict: "这个会话暂时不能反馈。",
+        conflict: "这个会话现在不能接受这个反馈：它还在执行中，或者没有答案。",
         notFound: "找不到这个会话。",
         invalid: "提交的内容有误。",
         network: "无法连接反馈服务，请检查网络后重试。",
@@ -77,7 +82,7 @@
       errors: {
         forbidden: "This feedback link is invalid or has expired. Reload the page and try again.",
         throttled: "Too many attempts. Please wait a moment and try again.",
-        conflict: "This session cannot take feedback yet.",
+        conflict: "This session cannot take this feedback: it is still running, or it has no answer.",
         notFound: "This session was not found.",
         invalid: "The feedback was not accepted.",
         network: "Could not reach the feedback service. Check your connection and try again.",
@@ -104,7 +109,8 @@
     ".dfb .dfb-count{color:#57606a;font-size:12px}" +
     ".dfb .dfb-status{margin-top:8px}" +
     ".dfb .dfb-success{color:#1a7f37}" +
-    ".dfb .dfb-error{color:#cf222e}";
+    ".dfb .dfb-error{color:#cf222e}" +
+    ".dfb .dfb-retry{margin-top:8px}";
 
   function addStyle(doc) {
     if (doc.getElementById(STYLE_ID)) return;
@@ -125,6 +131,11 @@
     });
     return node;
   }
+
+  // A retry can help only where the failure was on the way or for the moment; a refused
+  // token, a bad body, an unknown session or a 409 stay as they are (a 409's session is
+  // either still running, when the buttons above work again later, or has no answer).
+  var RETRYABLE = { network: true, throttled: true, server: true };
 
   function errorKind(status) {
     if (status === 401 || status === 403) return "forbidden";
@@ -169,8 +180,16 @@
     });
     var reasons = el(doc, "fieldset", {}, [el(doc, "legend", { text: t.reasonLegend })].concat(radios));
     function textBox(name, label, max) {
-      var area = el(doc, "textarea", { id: id + "-" + name, name: name, rows: "3", maxlength: String(max) });
-      var count = el(doc, "span", { class: "dfb-count", "aria-live": "polite" });
+      var area = el(doc, "textarea", {
+        id: id + "-" + name,
+        name: name,
+        rows: "3",
+        maxlength: String(max),
+        "aria-describedby": id + "-" + name + "-count"
+      });
+      // Not a live region: a screen reader reads it with the box (its description), not
+      // after every keystroke; maxlength stops the typing at the limit.
+      var count = el(doc, "span", { id: id + "-" + name + "-count", class: "dfb-count" });
       function update() {
         count.textContent = t.remaining.replace("{n}", String(max - area.value.length));
       }
@@ -193,18 +212,27 @@
       el(doc, "div", {}, [submitButton, cancelButton])
     ]);
 
+    // Two live regions, both present from the start and never changing role (a region
+    // that turns from status into alert when its text changes is not reliably read): the
+    // status for progress and thanks, the alert for errors. The retry button sits after
+    // them, so it is not read out as part of the message.
     var status = el(doc, "div", { class: "dfb-status", role: "status", "aria-live": "polite", tabindex: "-1" });
+    var alertBox = el(doc, "div", { class: "dfb-status dfb-error", role: "alert", tabindex: "-1" });
+    var retry = el(doc, "button", { type: "button", class: "dfb-retry", hidden: "hidden", text: t.retry });
     var root = el(doc, "div", { class: "dfb", role: "group", "aria-labelledby": id + "-q", lang: lang === "zh" ? "zh-CN" : "en" }, [
       question,
       choice,
       form,
-      status
+      status,
+      alertBox,
+      retry
     ]);
     element.innerHTML = "";
     element.appendChild(root);
 
     var busy = false;
     var lastBody = null;
+    var timeout = Number(options.timeout) > 0 ? Number(options.timeout) : TIMEOUT_MS;
 
     function setBusy(value) {
       busy = value;
@@ -215,22 +243,24 @@
     }
 
     function show(kind, message, withRetry) {
-      status.className = "dfb-status" + (kind ? " dfb-" + kind : "");
-      status.setAttribute("role", kind === "error" ? "alert" : "status");
-      status.textContent = message;
-      if (withRetry) {
-        var retry = el(doc, "button", { type: "button", text: t.retry });
-        retry.style.marginLeft = "8px";
-        retry.addEventListener("click", function () {
-          send(lastBody);
-        });
-        status.appendChild(retry);
-      }
+      var error = kind === "error";
+      status.className = "dfb-status" + (kind && !error ? " dfb-" + kind : "");
+      status.textContent = error ? "" : message;
+      alertBox.textContent = error ? message : "";
+      retry.hidden = !withRetry;
+    }
+
+    retry.addEventListener("click", function () {
+      send(lastBody);
+    });
+
+    function setFormOpen(open) {
+      form.hidden = !open;
+      notUsefulButton.setAttribute("aria-expanded", open ? "true" : "false");
     }
 
     function openForm(open) {
-      form.hidden = !open;
-      notUsefulButton.setAttribute("aria-expanded", open ? "true" : "false");
+      setFormOpen(open);
       if (open) radios[0].querySelector("input").focus();
       else notUsefulButton.focus();
     }
@@ -248,7 +278,11 @@
       // their translation by kind.
       var message = t.errors[kind];
       if (lang === "zh" && serverMessage) message = serverMessage;
-      show("error", message, kind !== "forbidden" && kind !== "invalid" && kind !== "notFound");
+      var withRetry = RETRYABLE[kind] === true;
+      show("error", message, withRetry);
+      // The button the reader pressed was disabled while sending, which dropped focus to
+      // the page: bring it to what they can do next, or to the message.
+      (withRetry ? retry : alertBox).focus();
       if (typeof options.onError === "function") options.onError(kind, serverMessage);
     }
 
@@ -257,6 +291,22 @@
       lastBody = body;
       setBusy(true);
       show("", t.sending);
+      // A service that takes the connection and never answers must not leave the reader
+      // on "sending…": after `timeout` the request is aborted and ends as a network error.
+      var controller = typeof global.AbortController === "function" ? new global.AbortController() : null;
+      var settled = false;
+      function settle(ok, kind, serverMessage) {
+        if (settled) return;
+        settled = true;
+        global.clearTimeout(timer);
+        setBusy(false);
+        if (ok) finished(body.feedback);
+        else failed(kind, serverMessage);
+      }
+      var timer = global.setTimeout(function () {
+        if (controller) controller.abort();
+        settle(false, "network");
+      }, timeout);
       global
         .fetch(options.endpoint, {
           method: "POST",
@@ -266,7 +316,8 @@
             "Content-Type": "application/json",
             Authorization: "Feedback " + options.token
           },
-          body: JSON.stringify(body)
+          body: JSON.stringify(body),
+          signal: controller ? controller.signal : undefined
         })
         .then(
           function (response) {
@@ -276,20 +327,18 @@
                 return null;
               })
               .then(function (data) {
-                setBusy(false);
-                if (response.ok && data && data.success) finished(body.feedback);
-                else failed(errorKind(response.status), data && data.message);
+                if (response.ok && data && data.success) settle(true);
+                else settle(false, errorKind(response.status), data && data.message);
               });
           },
           function () {
-            setBusy(false);
-            failed("network");
+            settle(false, "network");
           }
         );
     }
 
     usefulButton.addEventListener("click", function () {
-      form.hidden = true;
+      setFormOpen(false);
       send({ sessionId: options.sessionId, feedback: "useful" });
     });
     notUsefulButton.addEventListener("click", function () {
