@@ -123,6 +123,17 @@ def test_uploading_a_markdown_runbook_makes_its_case(admin_client) -> None:
     )
 
 
+def test_two_different_runbooks_uploaded_under_one_name_are_two_cases(admin_client) -> None:
+    from tests.processes import ROOT
+
+    books = sorted((ROOT / "tests" / "import_runbooks").glob("*.md"))[:2]
+    for book in books:
+        admin_client.post(URL, upload("README.md", book.read_bytes()), follow=True)
+    admin_client.post(URL, upload("README.md", books[0].read_bytes()), follow=True)
+
+    assert CaseLibrary.objects.count() == 2
+
+
 def test_a_runbook_without_a_heading_is_refused_with_its_line(admin_client) -> None:
     response = admin_client.post(URL, upload("notes.md", "\n\n只是笔记\n".encode()))
 

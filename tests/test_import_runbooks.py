@@ -21,6 +21,15 @@ TESTS = Path(__file__).resolve().parent
 RUNBOOKS = (TESTS / "search_quality" / "runbooks", TESTS / "import_runbooks")
 
 
+def source_of(path: Path) -> CaseImportSource:
+    """The import source of a file, known by its path (from the working directory, or
+    absolute outside it)."""
+    for source in CaseImportSource.objects.all():
+        if Path(source.source_path).resolve() == path.resolve():
+            return source
+    raise AssertionError(f"no import source for {path}")
+
+
 @pytest.fixture(autouse=True)
 def _taxonomy() -> None:
     FaultCategoryFactory(code="GENERAL")
@@ -60,7 +69,7 @@ def test_a_folder_of_runbooks_becomes_one_case_each_found_by_alert_name(
     found_by_alert = 0
     for path in files:
         runbook = parse_runbook(path.read_text("utf-8"), source=path.name)
-        case = CaseImportSource.objects.get(source_path=path.relative_to(library).as_posix()).case
+        case = source_of(path).case
         assert case.title == runbook.title
         assert runbook.root_cause in case.root_cause and case.solution == runbook.solution
         if not runbook.alert_names:
@@ -98,7 +107,7 @@ def test_a_dry_run_of_the_folder_writes_nothing(library) -> None:
 def test_an_edited_runbook_updates_its_case(library) -> None:
     run(str(library))
     path = runbook_files(library)[0]
-    case = CaseImportSource.objects.get(source_path=path.relative_to(library).as_posix()).case
+    case = source_of(path).case
     path.write_text(path.read_text("utf-8") + "\n\n## Solution\n\n6. 记录复盘。\n", "utf-8")
 
     out = run(str(library))
@@ -107,6 +116,55 @@ def test_an_edited_runbook_updates_its_case(library) -> None:
     case.refresh_from_db()
     assert "记录复盘" in case.solution
     assert CaseLibrary.objects.count() == len(runbook_files(library))
+
+
+@pytest.fixture
+def two_readmes(tmp_path) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+    """Two different runbooks with the same file name, in folders of their own."""
+    books = sorted((TESTS / "import_runbooks").glob("*.md"))[:2]
+    paths = []
+    for folder, book in zip(("a", "b"), books, strict=True):
+        (tmp_path / "rb" / folder).mkdir(parents=True)
+        path = tmp_path / "rb" / folder / "README.md"
+        shutil.copy(book, path)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def test_two_runbooks_of_one_name_imported_one_at_a_time_are_two_cases(two_readmes) -> None:
+    first, second = two_readmes
+    run(str(first))
+
+    out = run(str(second))
+
+    assert "1 case(s) were created, 0 updated" in out
+    titles = {parse_runbook(p.read_text("utf-8"), source=p.name).title for p in two_readmes}
+    assert set(CaseLibrary.objects.values_list("title", flat=True)) == titles
+
+
+def test_a_runbook_imported_alone_and_then_with_its_folder_is_one_case(two_readmes) -> None:
+    first, _second = two_readmes
+    run(str(first))
+
+    out = run(str(first.parent.parent))
+
+    assert "1 case(s) were created, 0 updated, 1 unchanged" in out
+    assert CaseLibrary.objects.count() == 2
+
+
+def test_a_runbook_an_earlier_release_knew_by_its_name_is_found_and_kept_one(
+    two_readmes,
+) -> None:
+    first, second = two_readmes
+    run(str(first))
+    CaseImportSource.objects.update(source_path="README.md")  # as an earlier release kept it
+
+    again = run(str(first))
+    other = run(str(second))
+
+    assert "0 case(s) were created, 0 updated, 1 unchanged" in again
+    assert "1 case(s) were created, 0 updated" in other
+    assert CaseLibrary.objects.count() == 2
 
 
 def test_a_runbook_without_a_heading_is_reported_and_the_others_imported(library) -> None:

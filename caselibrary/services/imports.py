@@ -2,15 +2,16 @@
 
 Each file is imported whole or not at all (one transaction; the first bad row names its
 file and line and rolls the file back). Importing the same source again updates its case
-and never adds a second one: a runbook is known by its path (its content hash says
-whether it changed), a row by its `caseId` when it has one, else by its file's path and
-the row's content hash. `dry_run` does every check and every write, then rolls back.
+and never adds a second one: a runbook is known by its path from the working directory
+(its content hash says whether it changed), a row by its `caseId` when it has one, else
+by its file's path and the row's content hash. `dry_run` does every check and every
+write, then rolls back.
 What goes wrong is told in the active language: the admin's, or LANGUAGE_CODE for
 `import_cases` (Django runs a command in it).
 """
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -73,17 +74,42 @@ class _Keyed:
     source_path: str
     content_hash: str
     by_path: bool  # a runbook: one case per path, whatever its content
+    # The key an earlier release gave the same file (the name it is shown by): read when
+    # source_path finds nothing.
+    legacy_path: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The file as messages name it: its name, or its path within the folder."""
+        return self.legacy_path or self.source_path
 
 
-def case_files_in(path: Path) -> list[tuple[Path, str]]:
-    """The case files at `path` (a file, or a folder searched recursively), each with
-    the source path it is known by: relative to the folder, or the file's name."""
+@dataclass(frozen=True)
+class CaseFile:
+    path: Path
+    source: str  # how it is named to people: its name, or its path within the folder
+    key: str  # what it is known by between imports: its path from the working directory
+
+
+def case_files_in(path: Path) -> list[CaseFile]:
+    """The case files at `path` (a file, or a folder searched recursively). Each is known
+    by its path relative to the working directory (absolute when outside it): a file
+    imported alone and the same file imported with its folder are one source, and two
+    runbooks named README.md in different folders are two."""
     if path.is_file():
-        return [(path, path.name)]
+        return [CaseFile(path, path.name, _key_of(path))]
     found = sorted(
         p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in CASE_FILE_SUFFIXES
     )
-    return [(p, p.relative_to(path).as_posix()) for p in found]
+    return [CaseFile(p, p.relative_to(path).as_posix(), _key_of(p)) for p in found]
+
+
+def _key_of(path: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
 
 
 def cases_import_path(
@@ -95,24 +121,39 @@ def cases_import_path(
 ) -> ImportOutcome:
     """Import every case file at `path`; a bad file is reported and skipped."""
     outcome = ImportOutcome(dry_run=dry_run)
-    for file, source in case_files_in(path):
+    for file in case_files_in(path):
         outcome.files.append(
             cases_import_file(
-                data=file.read_bytes(), source=source, created_by=created_by, dry_run=dry_run
+                data=file.path.read_bytes(),
+                source=file.source,
+                key=file.key,
+                created_by=created_by,
+                dry_run=dry_run,
             )
         )
         if on_file:
-            on_file(source)
+            on_file(file.source)
     return outcome
 
 
 def cases_import_file(
-    *, data: bytes, source: str, created_by: str = IMPORT_USER, dry_run: bool = False
+    *,
+    data: bytes,
+    source: str,
+    key: str | None = None,
+    created_by: str = IMPORT_USER,
+    dry_run: bool = False,
 ) -> FileOutcome:
-    """Import one file (its kind by its name's suffix), whole or not at all."""
+    """Import one file (its kind by its name's suffix), whole or not at all. `source` names
+    it in messages; `key` is what it is known by between imports (`source` when not
+    given, as for an upload, which has a name and no path)."""
     outcome = FileOutcome(source=source)
     try:
         keyed = _read(data, source)
+        if key is not None and key != source:
+            # What an earlier release knew the file by (its name, or its path within the
+            # folder imported) is read when the key finds nothing.
+            keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
         with transaction.atomic():
             categories = set(FaultCategory.objects.values_list("code", flat=True))
             for item in keyed:
@@ -183,7 +224,7 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
     category = record.fault_category or GENERAL_CATEGORY
     if category not in categories:
         raise CaseFileError(
-            item.source_path,
+            item.name,
             record.line,
             _('faultCategory "%(category)s" is not in the taxonomy') % {"category": category},
         )
@@ -210,10 +251,10 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
         if record.case_id is None:
             _remember(case, item, source)
     except ValidationError as exc:
-        raise CaseFileError(item.source_path, record.line, "; ".join(exc.messages)) from None
+        raise CaseFileError(item.name, record.line, "; ".join(exc.messages)) from None
     except IntegrityError:
         raise CaseFileError(
-            item.source_path, record.line, _("another case has this sessionId or source")
+            item.name, record.line, _("another case has this sessionId or source")
         ) from None
     return result
 
@@ -221,11 +262,25 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
 def _existing(item: _Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
     if item.record.case_id is not None:
         return CaseLibrary.objects.filter(case_id=item.record.case_id).first(), None
-    sources = CaseImportSource.objects.select_related("case").filter(source_path=item.source_path)
+    paths = list(dict.fromkeys(p for p in (item.source_path, item.legacy_path) if p))
+    sources = CaseImportSource.objects.select_related("case").filter(source_path__in=paths)
     if not item.by_path:
         sources = sources.filter(content_hash=item.content_hash)
-    source = sources.first()
-    return (source.case, source) if source else (None, None)
+    for source in sorted(sources, key=lambda s: paths.index(s.source_path)):
+        if item.by_path and not _same_runbook(source, item):
+            continue
+        return source.case, source
+    return None, None
+
+
+def _same_runbook(source: CaseImportSource, item: _Keyed) -> bool:
+    """Whether a runbook known by a bare file name (an upload to the admin, or an earlier
+    release's single-file import) is the one being imported: the same content or the same
+    title. Two runbooks both named README.md are two cases, not one overwriting the
+    other. A path with its folders is trusted as it is."""
+    if "/" in source.source_path:
+        return True
+    return source.content_hash == item.content_hash or source.case.title == item.record.title
 
 
 def _create(record: CaseRecord, wanted: dict, *, created_by: str) -> CaseLibrary:
@@ -252,9 +307,10 @@ def _remember(case: CaseLibrary, item: _Keyed, source: CaseImportSource | None) 
         CaseImportSource.objects.create(
             case=case, source_path=item.source_path, content_hash=item.content_hash
         )
-    elif source.content_hash != item.content_hash:
-        source.content_hash = item.content_hash
-        source.save(update_fields=["content_hash", "imported_at"])
+    elif (source.content_hash, source.source_path) != (item.content_hash, item.source_path):
+        # Found by its earlier key, it is known by the current one from now on.
+        source.content_hash, source.source_path = item.content_hash, item.source_path
+        source.save(update_fields=["content_hash", "source_path", "imported_at"])
 
 
 def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:
