@@ -242,7 +242,7 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
             case = _create(record, wanted, created_by=created_by)
             result = "created"
         else:
-            changes = {k: v for k, v in wanted.items() if getattr(case, k) != v}
+            changes = {k: v for k, v in wanted.items() if _differs(getattr(case, k), v)}
             if record.session_id is None:
                 changes.pop("diagnosis_id", None)  # a row without one keeps the case's
             if changes:
@@ -257,6 +257,15 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
             item.name, record.line, _("another case has this sessionId or source")
         ) from None
     return result
+
+
+def _differs(stored: object, read: object) -> bool:
+    """A file's texts are read trimmed (as the API reads them): a case whose title kept a
+    space at its end (an automatic title is the question's first 100 characters) is
+    unchanged by its own export read back."""
+    if isinstance(stored, str) and isinstance(read, str):
+        return stored.strip() != read.strip()
+    return stored != read
 
 
 def _existing(item: _Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
