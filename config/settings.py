@@ -6,6 +6,7 @@ django-q2 ORM broker, DEBUG off unless asked for.
 """
 
 import ipaddress
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -14,12 +15,14 @@ from django.utils.translation import gettext_lazy as _
 
 from config.env import (
     env_bool,
+    env_choice,
     env_float,
     env_int,
-    env_json_list,
     env_list,
     env_rate,
+    env_regex_list,
     env_str,
+    env_time_zone,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -173,10 +176,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = env_str("LANGUAGE_CODE", "zh-hans")
 LANGUAGES = [("zh-hans", "简体中文"), ("en", "English")]
+# Only a language the project has translations for: any other stops Django at start-up
+# ("No translation files found") with a traceback.
+LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "zh-hans", [code for code, _ in LANGUAGES])
 LOCALE_PATHS = [BASE_DIR / "locale"]
-TIME_ZONE = env_str("TIME_ZONE", "UTC")
+TIME_ZONE = env_time_zone("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
 
@@ -214,7 +219,8 @@ API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
 
 # Sessions older than this many days with no feedback and no case are removed daily (with
 # their tool invocations) by the task worker's schedule; unset or 0 keeps everything.
-SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0)
+# At most a century (feedback/retention.py, MAX_AGE_DAYS): further back than year 1 is no date.
+SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0, maximum=36500)
 
 # --- Browser feedback (signed tokens, CORS) ---------------------------------------
 
@@ -293,7 +299,8 @@ Q_CLUSTER = {
     # `max_attempts`; each failure is visible (and can be resubmitted) in the admin.
     "ack_failures": False,
     "catch_up": False,
-    "poll": env_float("Q_POLL", 0.2),
+    # Seconds between ORM broker polls: 0 would query the database in a busy loop.
+    "poll": env_float("Q_POLL", 0.2, minimum=0.01, maximum=60),
     # Tasks taken from the broker per fetch: fewer round trips when a burst is queued
     # (a 3,000-task burst on the ORM broker drained 125/s with 1, 180-200/s with 10-50).
     "bulk": env_int("Q_BULK", 10, minimum=1),
@@ -315,14 +322,16 @@ OPINION_BASE_URL = env_str("OPINION_BASE_URL")
 OPINION_MODEL = env_str("OPINION_MODEL")
 # A secret: never logged, never shown (not even by the provider's repr).
 OPINION_API_KEY = env_str("OPINION_API_KEY")
-OPINION_TIMEOUT = env_float("OPINION_TIMEOUT", 15.0)
+OPINION_TIMEOUT = env_float("OPINION_TIMEOUT", 15.0, minimum=0.1)
 OPINION_MAX_RETRIES = env_int("OPINION_MAX_RETRIES", 2)
 # Calls to the openai provider per UTC day, counted in the database across processes.
 OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000)
 
 # --- Logging ----------------------------------------------------------------
 
-LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
+# In any case ("debug"); logging itself knows upper-case names only.
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS)
 # json: one object per line for the log pipeline; plain: for people at a terminal.
 LOG_FORMAT = env_str("LOG_FORMAT", "plain" if DEBUG else "json")
 if LOG_FORMAT not in ("json", "plain"):
@@ -351,7 +360,7 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         # django-q2 logs every enqueue and every processed task at INFO: thousands of lines
         # a minute under load. Failures are ERRORs and still get through.
-        "django-q": {"level": env_str("Q_LOG_LEVEL", "WARNING")},
+        "django-q": {"level": env_choice("Q_LOG_LEVEL", "WARNING", LOG_LEVELS)},
         # The opinion provider's HTTP client logs each request at INFO/DEBUG: noise, and
         # never a place for request headers (the API key).
         "openai": {"level": "WARNING"},
@@ -400,6 +409,41 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc}") from None
 
+# Multi-process mode (config/metrics.py): prometheus_client reads the variable itself and
+# writes a file there as soon as the first metric is made, which is before any command
+# runs. Its documentation wants the directory to exist, empty, when the service starts: a
+# missing one is made (new, so empty: the usual case after a reboot cleared /run) inside a
+# parent that exists; a deeper mistake (a missing parent, a file, no write access) is
+# refused. An existing one is not emptied: a process cannot tell a stale file from a live
+# neighbour's (docs/operations.md, "Metrics").
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")
+if PROMETHEUS_MULTIPROC_DIR:
+    _metrics_dir = Path(PROMETHEUS_MULTIPROC_DIR)
+    try:
+        _metrics_dir.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        raise ImproperlyConfigured(
+            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r}: its parent "
+            f"{str(_metrics_dir.parent)!r} does not exist"
+        ) from None
+    except FileExistsError:
+        raise ImproperlyConfigured(
+            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r} is a file, not a directory"
+        ) from None
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r} cannot be made ({exc.strerror})"
+        ) from None
+    try:
+        # A file made and dropped at once: os.access() says yes to root on /proc, say.
+        with tempfile.TemporaryFile(dir=_metrics_dir):
+            pass
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r} cannot be written "
+            f"({exc.strerror}): every web and worker process writes its metrics there"
+        ) from None
+
 # --- OTLP trace ingest (POST /v1/traces) -----------------------------------------------
 
 # A body larger than this after gzip decompression is refused (413), checked while it is
@@ -414,6 +458,7 @@ OTLP_RATE_LIMIT = env_rate("OTLP_RATE_LIMIT", "3000/min")
 # Text matching these regular expressions is replaced by "[redacted]" before anything from
 # a trace is stored. REDACT_PATTERNS (a JSON list) replaces the defaults in
 # diagnosis/redaction.py; REDACT_PATTERNS_EXTRA (a JSON list) adds to them. A pattern
-# with a group named "secret" has only that group replaced.
-REDACT_PATTERNS = env_json_list("REDACT_PATTERNS")
-REDACT_PATTERNS_EXTRA = env_json_list("REDACT_PATTERNS_EXTRA") or []
+# with a group named "secret" has only that group replaced. Each is compiled here, so one
+# that does not compile stops start-up (and `manage.py check`), not the first trace.
+REDACT_PATTERNS = env_regex_list("REDACT_PATTERNS")
+REDACT_PATTERNS_EXTRA = env_regex_list("REDACT_PATTERNS_EXTRA") or []

@@ -69,7 +69,12 @@ def _compiled(patterns: tuple[str, ...]) -> list[tuple[re.Pattern[str], tuple[st
         try:
             compiled.append((re.compile(pattern), _WORDS.get(pattern)))
         except re.error as exc:
-            raise ImproperlyConfigured(f"redaction pattern {pattern!r}: {exc}") from None
+            # config/settings.py compiles the environment's patterns at start-up; this
+            # catches only settings changed in code (tests, a settings override).
+            raise ImproperlyConfigured(
+                f"REDACT_PATTERNS / REDACT_PATTERNS_EXTRA: {pattern!r} is not a regular "
+                f"expression ({exc})"
+            ) from None
     return compiled
 
 

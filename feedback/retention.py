@@ -20,6 +20,10 @@ from diagnosis.models import DiagnosisSession
 logger = logging.getLogger(__name__)
 
 PURGE_BATCH = 500
+# The oldest cut-off a purge takes: a century. Far beyond any retention, and far from the
+# first day a date can hold (year 1), which an age of 800,000 days would pass.
+# SESSION_RETENTION_DAYS has the same bound (config/settings.py).
+MAX_AGE_DAYS = 36500
 
 
 @dataclass(frozen=True)

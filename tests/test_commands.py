@@ -57,7 +57,7 @@ def test_a_user_mistake_is_a_command_error_naming_it(settings, args, message) ->
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("command", ["ensure_admin", "devserver"])
+@pytest.mark.parametrize("command", ["ensure_admin", "devserver", "load_demo_data"])
 def test_the_development_commands_refuse_to_run_without_debug(settings, command) -> None:
     settings.DEBUG = False
 
@@ -134,7 +134,7 @@ def test_a_nonsense_setting_is_one_line_too() -> None:
 )
 def test_a_database_that_was_never_migrated_is_one_line_pointing_at_migrate(tmp_path, args) -> None:
     # In production (DEBUG off) except where the command is for development only.
-    debug = "1" if args[0] == "ensure_admin" else "0"
+    debug = "1" if args[0] in {"ensure_admin", "load_demo_data"} else "0"
     empty = tmp_path / "never-migrated.sqlite3"
 
     result = manage(*args, DEBUG=debug, DATABASE_URL=f"sqlite:///{empty}")

@@ -1,10 +1,36 @@
+import io
+
 import pytest
-from django.core.management import call_command
+from django.core.management import call_command, load_command_class
+from django.core.management.base import CommandError
 
 from caselibrary.models import CaseLibrary, CaseReuse
 from caselibrary.selectors import cases_find
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 from feedback.demo.case_library import demo_cases, demo_searches
+
+
+@pytest.fixture(autouse=True)
+def _on_a_development_machine(settings) -> None:
+    # load_demo_data runs with DEBUG=1 only, as `make run` sets it.
+    settings.DEBUG = True
+
+
+@pytest.mark.django_db
+def test_load_demo_data_refuses_to_run_without_debug_and_adds_nothing(settings) -> None:
+    settings.DEBUG = False
+
+    with pytest.raises(CommandError, match=r"^load_demo_data only runs with DEBUG=1"):
+        call_command("load_demo_data", count=20, stdout=io.StringIO())
+
+    assert not DiagnosisSession.objects.exists()
+    assert not CaseLibrary.objects.exists()
+
+
+def test_load_demo_data_says_in_its_help_that_it_is_for_debug_only() -> None:
+    command = load_command_class("feedback", "load_demo_data")
+
+    assert "DEBUG only" in command.help
 
 
 @pytest.mark.django_db

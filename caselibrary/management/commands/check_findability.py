@@ -17,13 +17,19 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--sample", type=int, default=0, help="check this many cases spread over the library"
+            "--sample",
+            type=int,
+            help="check this many cases (1 or more) spread over the library; every case without it",
         )
 
-    def handle(self, *args: Any, sample: int, **options: Any) -> None:
-        if sample < 0:
-            raise CommandError("--sample must be positive.")
-        report = case_findability(sample=sample or None)
+    def handle(self, *args: Any, sample: int | None, **options: Any) -> None:
+        # 0 is refused like any other number below 1: it used to mean "every case", which
+        # is what leaving --sample out says.
+        if sample is not None and sample < 1:
+            raise CommandError(
+                f"--sample must be positive, got {sample} (leave it out to check every case)."
+            )
+        report = case_findability(sample=sample)
         if report is None:
             raise CommandError(
                 "Nothing is indexed yet: start the worker or run `case_index --build` first."

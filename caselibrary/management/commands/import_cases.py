@@ -6,6 +6,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
+from caselibrary.models import CaseLibrary
 from caselibrary.services.imports import (
     IMPORT_USER,
     case_files_in,
@@ -13,6 +14,8 @@ from caselibrary.services.imports import (
     outcome_lines,
 )
 from diagnosis.management.commands._base import ServiceCommand
+
+_USER_MAX = CaseLibrary._meta.get_field("created_by").max_length
 
 
 class Command(ServiceCommand):
@@ -28,10 +31,16 @@ class Command(ServiceCommand):
             "--dry-run", action="store_true", help="check and count everything, write nothing"
         )
         parser.add_argument(
-            "--user", default=IMPORT_USER, help=f"who the cases are made by (default {IMPORT_USER})"
+            "--user",
+            default=IMPORT_USER,
+            help=f"who the cases are made by, 1 to {_USER_MAX} characters (default {IMPORT_USER})",
         )
 
     def handle(self, *args: Any, path: Path, dry_run: bool, user: str, **options: Any) -> None:
+        # Checked once here: the cases' own validation would report it against every row.
+        user = user.strip()
+        if not user or len(user) > _USER_MAX:
+            raise CommandError(f"--user must be 1 to {_USER_MAX} characters, got {user!r}")
         if not path.exists():
             raise CommandError(f"{path}: no such file or folder")
         files = len(case_files_in(path))

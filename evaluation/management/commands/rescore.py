@@ -144,13 +144,23 @@ class Command(ServiceCommand):
             raise CommandError(f"{failed} opinions could not be formed; see the log.")
 
 
+# The days --since/--until take. A day is turned into a time in TIME_ZONE (--until's next
+# midnight) and then into UTC: a day at either end of what a date can hold (0001-01-01,
+# 9999-12-31) overflows on the way.
+FIRST_DAY = date(1900, 1, 1)
+LAST_DAY = date(9999, 12, 30)
+
+
 def _day(value: str) -> date:
+    # argparse turns ArgumentTypeError into the command's usual one-line error, naming the
+    # argument (a CommandError raised while arguments are parsed would escape as a traceback).
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
-        # argparse turns this into the command's usual one-line error (a CommandError
-        # raised while arguments are parsed would escape as a traceback).
         raise ArgumentTypeError(f"not a day (YYYY-MM-DD): {value!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ArgumentTypeError(f"{value} is not a day from {FIRST_DAY} to {LAST_DAY}")
+    return day
 
 
 def _selection(  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from diagnosis.management.commands._base import ServiceCommand
-from feedback.retention import PURGE_BATCH, sessions_purge
+from feedback.retention import MAX_AGE_DAYS, PURGE_BATCH, sessions_purge
 
 _AGE = re.compile(r"\A(\d+)([dh])\Z")
 
@@ -20,6 +20,11 @@ def parse_age(value: str) -> timedelta:
             f'--older-than wants a number of days or hours, e.g. "180d", got {value!r}'
         )
     number, unit = int(match.group(1)), match.group(2)
+    days = number if unit == "d" else number / 24
+    if days > MAX_AGE_DAYS:
+        raise CommandError(
+            f"--older-than must be at most {MAX_AGE_DAYS}d ({MAX_AGE_DAYS * 24}h), got {value!r}"
+        )
     return timedelta(days=number) if unit == "d" else timedelta(hours=number)
 
 
@@ -30,7 +35,11 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--older-than", required=True, help='an age such as "180d" or "36h"')
+        parser.add_argument(
+            "--older-than",
+            required=True,
+            help=f'an age such as "180d" or "36h", at most {MAX_AGE_DAYS}d',
+        )
         parser.add_argument("--dry-run", action="store_true", help="count, remove nothing")
         parser.add_argument(
             "--batch",

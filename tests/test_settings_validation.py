@@ -1,0 +1,156 @@
+"""A setting that cannot be right stops start-up with one line naming it, never a
+traceback from deep inside Django, logging or a library the first time it is used."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from tests.test_settings import ROOT, load_settings, production_env
+
+
+def test_a_log_level_is_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_settings(monkeypatch, DEBUG="1", LOG_LEVEL="debug", Q_LOG_LEVEL="Info")
+
+    assert loaded["LOG_LEVEL"] == "DEBUG"
+    assert loaded["LOGGING"]["root"]["level"] == "DEBUG"
+    assert loaded["LOGGING"]["loggers"]["django-q"]["level"] == "INFO"
+
+
+@pytest.mark.parametrize("name", ["LOG_LEVEL", "Q_LOG_LEVEL"])
+def test_an_unknown_log_level_is_refused_naming_the_variable_and_the_levels(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    with pytest.raises(
+        ImproperlyConfigured,
+        match=f"^{name} must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'verbose'$",
+    ):
+        load_settings(monkeypatch, DEBUG="1", **{name: "verbose"})
+
+
+def test_an_unknown_time_zone_is_refused_and_a_real_one_is_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings(monkeypatch, DEBUG="1", TIME_ZONE="Asia/Shanghai")["TIME_ZONE"] == (
+        "Asia/Shanghai"
+    )
+    for wrong in ("abc", "../etc/passwd"):
+        with pytest.raises(ImproperlyConfigured, match=r"^TIME_ZONE must be a time zone name"):
+            load_settings(monkeypatch, DEBUG="1", TIME_ZONE=wrong)
+
+
+def test_a_language_the_project_does_not_offer_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings(monkeypatch, DEBUG="1", LANGUAGE_CODE="EN")["LANGUAGE_CODE"] == "en"
+    with pytest.raises(
+        ImproperlyConfigured, match=r"^LANGUAGE_CODE must be one of zh-hans, en, got 'fr'$"
+    ):
+        load_settings(monkeypatch, DEBUG="1", LANGUAGE_CODE="fr")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("Q_POLL", "nan", "Q_POLL must be a finite number, got 'nan'"),
+        ("Q_POLL", "inf", "Q_POLL must be a finite number, got 'inf'"),
+        ("Q_POLL", "-1", "Q_POLL must be >= 0.01, got -1.0"),
+        ("Q_POLL", "0", "Q_POLL must be >= 0.01, got 0.0"),
+        ("Q_POLL", "1e300", "Q_POLL must be <= 60"),
+        ("OPINION_TIMEOUT", "nan", "OPINION_TIMEOUT must be a finite number, got 'nan'"),
+        ("OPINION_TIMEOUT", "-1", "OPINION_TIMEOUT must be >= 0.1, got -1.0"),
+        ("CASE_SEARCH_REFRESH_SECONDS", "nan", "CASE_SEARCH_REFRESH_SECONDS must be a finite"),
+        ("CASE_SEARCH_REFRESH_SECONDS", "-1", "CASE_SEARCH_REFRESH_SECONDS must be >= 0"),
+        ("CASE_SEARCH_COMMON_SHARE", "2", "CASE_SEARCH_COMMON_SHARE must be <= 1"),
+        ("CASE_INDEXER_POLL_SECONDS", "0", "CASE_INDEXER_POLL_SECONDS must be >= 0.01"),
+        ("MILVUS_TIMEOUT", "0", "MILVUS_TIMEOUT must be >= 0.1"),
+        ("SESSION_RETENTION_DAYS", "99999999", "SESSION_RETENTION_DAYS must be <= 36500"),
+    ],
+)
+def test_a_number_out_of_its_range_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
+) -> None:
+    with pytest.raises(ImproperlyConfigured, match=f"^{message}"):
+        load_settings(monkeypatch, DEBUG="1", **{name: value})
+
+
+def test_numbers_inside_their_range_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_settings(
+        monkeypatch, DEBUG="1", Q_POLL="0.5", OPINION_TIMEOUT="30", SESSION_RETENTION_DAYS="36500"
+    )
+
+    assert loaded["Q_CLUSTER"]["poll"] == 0.5
+    assert loaded["OPINION_TIMEOUT"] == 30.0
+    assert loaded["SESSION_RETENTION_DAYS"] == 36500
+
+
+@pytest.mark.parametrize("name", ["REDACT_PATTERNS", "REDACT_PATTERNS_EXTRA"])
+def test_a_redaction_pattern_that_does_not_compile_stops_start_up(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    with pytest.raises(ImproperlyConfigured, match=rf"^{name}: '\(' is not a regular expression"):
+        load_settings(monkeypatch, DEBUG="1", **{name: '["EMP-\\\\d{6}", "("]'})
+
+
+def test_a_missing_metrics_directory_is_made_when_its_parent_exists(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    directory = tmp_path / "metrics"
+
+    load_settings(monkeypatch, DEBUG="1", PROMETHEUS_MULTIPROC_DIR=str(directory))
+
+    assert directory.is_dir()
+    assert list(directory.iterdir()) == []
+
+
+def test_a_metrics_directory_that_cannot_be_made_or_is_a_file_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    a_file = tmp_path / "metrics"
+    a_file.write_text("")
+
+    with pytest.raises(ImproperlyConfigured, match=r"^PROMETHEUS_MULTIPROC_DIR .*: its parent"):
+        load_settings(monkeypatch, DEBUG="1", PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "a" / "b"))
+    with pytest.raises(ImproperlyConfigured, match=r"^PROMETHEUS_MULTIPROC_DIR .* is a file"):
+        load_settings(monkeypatch, DEBUG="1", PROMETHEUS_MULTIPROC_DIR=str(a_file))
+    assert not (tmp_path / "a").exists()
+
+
+def manage_check(**env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=production_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("LOG_LEVEL", "verbose"),
+        ("Q_LOG_LEVEL", "loud"),
+        ("TIME_ZONE", "abc"),
+        ("LANGUAGE_CODE", "abc"),
+        ("Q_POLL", "nan"),
+        ("PROMETHEUS_MULTIPROC_DIR", "/nonexistent/metrics"),
+        ("REDACT_PATTERNS", '["("]'),
+    ],
+)
+def test_manage_py_check_says_which_setting_is_wrong_in_one_line(name: str, value: str) -> None:
+    result = manage_check(**{name: value})
+
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Configuration error: {name}"), line
+
+
+def test_manage_py_check_passes_with_a_lower_case_log_level() -> None:
+    result = manage_check(LOG_LEVEL="debug", Q_LOG_LEVEL="warning")
+
+    assert result.returncode == 0, result.stderr
