@@ -10,6 +10,7 @@ its own (the task worker's heartbeat is evaluation's) through `readiness(extra=.
 import logging
 from collections.abc import Callable
 
+from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -20,6 +21,8 @@ logger = logging.getLogger(__name__)
 PROBE_PATHS = ("/healthz", "/readyz")
 
 _migrations_applied = False
+
+_PASSING = ("ok", "not checked")
 
 
 def _database() -> str:
@@ -42,35 +45,63 @@ def _migrations() -> str:
     return "ok"
 
 
+def _cache() -> str:
+    # One GET: the shared cache (REDIS_URL) answers, or every API request would fail (the
+    # API keys and rate limits live there). A per-process memory cache always answers.
+    try:
+        cache.get("readyz-probe")
+    except Exception as exc:  # whatever the cache's client raises: it cannot be used
+        logger.debug("readiness: cache unreachable: %s", exc.__class__.__name__)
+        return "unreachable"
+    return "ok"
+
+
 def readiness(*, extra: dict[str, Callable[[], str]]) -> tuple[bool, dict[str, str]]:
-    """The database, the migrations and each `extra` check: "ok" (or "not checked") each,
-    or what is wrong."""
+    """The database, the migrations, each `extra` check and the cache: "ok" (or "not
+    checked") each, or what is wrong ("unknown": not checked, the database being down)."""
     checks: dict[str, str] = {}
     try:
         checks["database"] = _database()
-    except DatabaseError as exc:
-        logger.warning("readiness: database unreachable: %s", exc.__class__.__name__)
-        return False, {"database": "unreachable", "migrations": "unknown"} | dict.fromkeys(
-            extra, "unknown"
-        )
-    try:
         checks["migrations"] = _migrations()
         for name, check in extra.items():
             checks[name] = check()
     except DatabaseError as exc:
-        logger.warning("readiness: check failed: %s", exc.__class__.__name__)
+        logger.debug("readiness: check failed: %s", exc.__class__.__name__)
+        checks.setdefault("database", "unreachable")
         for name in ("migrations", *extra):
             checks.setdefault(name, "unknown")
-    ready = all(value in ("ok", "not checked") for value in checks.values())
+    checks["cache"] = _cache()
+    ready = all(value in _PASSING for value in checks.values())
     return ready, checks
 
 
+# The checks that failed at this process's last probe: a change is logged once, at WARNING
+# (not ready) or INFO (ready again), instead of an ERROR per probe from django.request.
+_failing: frozenset[str] = frozenset()
+
+
 def readiness_response(*, extra: dict[str, Callable[[], str]]) -> JsonResponse:
+    global _failing
     ready, checks = readiness(extra=extra)
-    return JsonResponse(
+    response = JsonResponse(
         {"status": "ready" if ready else "not ready", "checks": checks},
         status=200 if ready else 503,
     )
+    failing = frozenset(name for name, value in checks.items() if value not in _PASSING)
+    if failing != _failing:
+        if failing:
+            logger.warning("readiness: not ready: %s", _summary(checks, failing))
+        else:
+            logger.info("readiness: ready again")
+        _failing = failing
+    # A load balancer probes every few seconds: django.request would log each 503 as an
+    # ERROR ("Service Unavailable: /readyz"). It skips a response marked as logged.
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
+
+
+def _summary(checks: dict[str, str], failing: frozenset[str]) -> str:
+    return ", ".join(f"{name}: {value}" for name, value in checks.items() if name in failing)
 
 
 def healthz_view(request: HttpRequest) -> JsonResponse:

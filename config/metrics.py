@@ -98,6 +98,18 @@ def case_created(source: str) -> None:
     CASES_CREATED.labels(source).inc()
 
 
+# --- The task queue: work that could not be put on it -----------------------------------
+ENQUEUE_FAILURES = Counter(
+    "diagnosis_enqueue_failures_total",
+    "Tasks that could not be put on the queue after their transaction committed "
+    "(the broker was unreachable); the work itself was kept.",
+)
+
+
+def enqueue_failed() -> None:
+    ENQUEUE_FAILURES.inc()
+
+
 # --- Case search: degraded searches and the query embedding's cost ---
 CASE_SEARCHES_DEGRADED = Counter(
     "diagnosis_case_searches_degraded_total",
@@ -122,10 +134,23 @@ def case_search(level: str, *, degraded: bool = False, embed_ms: float = 0.0) ->
 
 
 class QueueCollector(Collector):
-    """The task queue's depth and the age of its oldest waiting task, from the broker."""
+    """The task queue's depth and the age of its oldest waiting task, from the broker.
+
+    The broker is read during the scrape, so a broker that cannot be read (Redis down, or
+    the database behind the ORM broker) must not fail the scrape: that is when the other
+    series matter most. `diagnosis_queue_up` says whether the read worked (the `up`
+    convention); when it is 0 the two queue gauges are left out rather than reported as an
+    empty queue.
+    """
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        waiting, oldest = queue_state()
+        try:
+            waiting, oldest = queue_state()
+        except Exception as exc:  # whatever the broker's client raises: the read failed
+            logger.warning("metrics: the task queue's broker could not be read: %s", _brief(exc))
+            yield _queue_up(0)
+            return
+        yield _queue_up(1)
         yield GaugeMetricFamily(
             "diagnosis_queue_waiting_tasks", "Tasks waiting in the broker.", value=waiting
         )
@@ -136,13 +161,29 @@ class QueueCollector(Collector):
         )
 
 
+def _queue_up(value: int) -> GaugeMetricFamily:
+    return GaugeMetricFamily(
+        "diagnosis_queue_up",
+        "1 if this scrape could read the task queue's broker, 0 if not (queue gauges omitted).",
+        value=value,
+    )
+
+
+def _brief(exc: Exception) -> str:
+    # The exception's class and first line: a driver's message names the host and port,
+    # never the URL's password.
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{exc.__class__.__name__}: {first}" if first else exc.__class__.__name__
+
+
 def queue_state() -> tuple[int, float]:
     """(tasks waiting, seconds the oldest has waited) for the configured broker."""
     from django_q.brokers import get_broker
+    from django_q.brokers.orm import ORM
     from django_q.signing import SignedPackage
 
     broker = get_broker()
-    if settings.Q_CLUSTER.get("orm"):
+    if isinstance(broker, ORM):
         from django_q.models import OrmQ
 
         now = timezone.now()

@@ -3,6 +3,7 @@
 import logging
 from collections.abc import Callable
 
+import redis
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -68,10 +69,12 @@ class RequestBodyLimitMiddleware:
 
 
 class DatabaseUnavailableMiddleware:
-    """A database that cannot be reached is a 503 the client can retry, not a 500.
+    """A database or cache that cannot be reached is a 503 the client can retry, not a 500.
 
-    Covers connection loss, timeouts and lock waits (OperationalError/InterfaceError).
-    The connection is dropped so the next request reconnects (CONN_HEALTH_CHECKS).
+    Database: connection loss, timeouts and lock waits (OperationalError/InterfaceError);
+    the connection is dropped so the next request reconnects (CONN_HEALTH_CHECKS).
+    Cache (REDIS_URL): every API request reads it (the API-key cache, the rate limits),
+    so a Redis that refuses or times out is an outage of the API like the database's.
     """
 
     def __init__(self, get_response: Handler) -> None:
@@ -81,21 +84,27 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, (OperationalError, InterfaceError)):
+        if isinstance(exception, (OperationalError, InterfaceError)):
+            logger.error("database unavailable: %s", _describe(exception))
+            _close_broken_connections()
+            what = "database"
+        elif isinstance(exception, (redis.ConnectionError, redis.TimeoutError)):
+            # redis-py's message names the host and port, never the URL's password.
+            logger.error("cache unavailable: %s", _describe(exception))
+            what = "cache"
+        else:
             return None
-        logger.error("database unavailable: %s", _describe(exception))
-        _close_broken_connections()
         if request.path.startswith("/api/"):
             code = "service_unavailable"
             response = api_error(request, 503, code, MESSAGES[code])
         else:
-            message = "The database is unavailable; retry later."
+            message = f"The {what} is unavailable; retry later."
             response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = "5"
         return response
 
 
-def _describe(exception: DatabaseError) -> str:
+def _describe(exception: Exception) -> str:
     # The driver's (code, message) only: no query text, which may carry user data.
     args = getattr(exception, "args", ())
     return " ".join(str(a) for a in args[:2]) or exception.__class__.__name__

@@ -1,9 +1,15 @@
 """Putting work on the django-q2 queue, only ever after the current transaction commits."""
 
+import logging
 from typing import Any
 
 from django.db import transaction
+from django_q.conf import Conf
 from django_q.tasks import async_task
+
+from config import metrics
+
+logger = logging.getLogger(__name__)
 
 
 def enqueue_on_commit(task: str, *args: Any, robust: bool = False, **kwargs: Any) -> None:
@@ -11,14 +17,45 @@ def enqueue_on_commit(task: str, *args: Any, robust: bool = False, **kwargs: Any
 
     Enqueued inside a transaction, a worker could look for a row that is not committed
     yet, or do work for a request that was rolled back. Outside a transaction this
-    enqueues at once. `robust`: a failure to enqueue (or, with Q_SYNC, of the task run
-    inline) is logged instead of raised, for work the caller must not fail over.
+    enqueues at once.
+
+    A broker that cannot take the task (Redis down, the ORM broker's database gone) fails
+    nothing: the work is committed by then, so the request answers what it did. The
+    failure is logged, with the task and the session it was for, and counted in
+    `diagnosis_enqueue_failures_total`; the scoring sweep (evaluation.tasks.scoring_sweep)
+    scores a SUCCESS session whose task was never queued. `robust` only matters with
+    Q_SYNC, where the task runs inline: its failure is then logged instead of raised.
     """
 
     def enqueue() -> None:
-        async_task(task, *args, **kwargs)
+        try:
+            async_task(task, *args, **kwargs)
+        except Exception as exc:
+            if kwargs.get("sync", Conf.SYNC):
+                raise  # the task itself failed, run inline: `robust` decides
+            _enqueue_failed(task, args, exc)
 
     # A function, not a partial: Django names the callback by its __qualname__ when a
     # robust one fails.
     enqueue.__qualname__ = f"enqueue({task})"
     transaction.on_commit(enqueue, robust=robust)
+
+
+def _enqueue_failed(task: str, args: tuple, exc: Exception) -> None:
+    # Every task here takes a session id or a list of them (tasks take ids).
+    subject = args[0] if args else None
+    extra: dict[str, object] = {"task": task}
+    if isinstance(subject, str):
+        extra["session_id"] = subject
+    elif isinstance(subject, list | tuple):
+        extra["sessions"] = len(subject)
+    # The exception's class and first line: a broker's message names its host and port,
+    # never the URL's password.
+    reason = str(exc).splitlines()[0][:200] if str(exc) else ""
+    logger.error(
+        "task not enqueued after its commit: %s: %s",
+        exc.__class__.__name__,
+        reason,
+        extra=extra,
+    )
+    metrics.enqueue_failed()

@@ -1,6 +1,7 @@
 """/healthz and /readyz, as a load balancer sees them."""
 
 import ast
+import logging
 from datetime import timedelta
 
 import pytest
@@ -17,10 +18,14 @@ from tests.processes import ROOT
 
 pytestmark = pytest.mark.django_db
 
+UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
 
 @pytest.fixture(autouse=True)
 def _forget_cached_migration_state(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(health, "_migrations_applied", False)
+    # Each test starts as a process that has not been probed yet.
+    monkeypatch.setattr(health, "_failing", frozenset(), raising=False)
 
 
 def test_healthz_answers_any_host_over_plain_http_without_touching_the_database(
@@ -45,7 +50,7 @@ def test_readyz_is_ready_with_the_database_migrations_and_a_recent_worker(client
     assert response.status_code == 200
     assert response.json() == {
         "status": "ready",
-        "checks": {"database": "ok", "migrations": "ok", "worker": "ok"},
+        "checks": {"database": "ok", "migrations": "ok", "worker": "ok", "cache": "ok"},
     }
 
 
@@ -123,7 +128,49 @@ def test_an_unreachable_database_makes_readyz_not_ready_and_says_so(client, monk
         "database": "unreachable",
         "migrations": "unknown",
         "worker": "unknown",
+        "cache": "ok",
     }
+
+
+def test_an_unreachable_cache_makes_readyz_not_ready_and_says_so(client, settings) -> None:
+    worker_heartbeat()
+    # The API keys and rate limits live in the shared cache: without it no API call works.
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": UNREACHABLE_REDIS,
+        }
+    }
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json() == {
+        "status": "not ready",
+        "checks": {"database": "ok", "migrations": "ok", "worker": "ok", "cache": "unreachable"},
+    }
+
+
+def test_a_failing_readyz_is_logged_once_as_a_warning_not_as_an_error_per_probe(
+    client, caplog
+) -> None:
+    caplog.set_level(logging.INFO)
+
+    for _probe in range(5):
+        assert client.get("/readyz").status_code == 503  # no worker yet
+    worker_heartbeat()
+    for _probe in range(3):
+        assert client.get("/readyz").status_code == 200
+
+    about_readiness = [
+        (r.name, r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.name == "django.request" or r.getMessage().startswith("readiness")
+    ]
+    assert about_readiness == [
+        ("config.health", "WARNING", "readiness: not ready: worker: no heartbeat yet"),
+        ("config.health", "INFO", "readiness: ready again"),
+    ]
 
 
 def test_the_probes_are_routes_of_the_project(client) -> None:

@@ -50,8 +50,10 @@ def test_the_scrape_is_prometheus_text_with_every_family(client) -> None:
         "diagnosis_feedback",
         "diagnosis_cases_created",
         "diagnosis_case_searches",
+        "diagnosis_queue_up",
         "diagnosis_queue_waiting_tasks",
         "diagnosis_queue_oldest_task_age_seconds",
+        "diagnosis_enqueue_failures",
     } <= names
 
 
@@ -129,6 +131,35 @@ def test_the_queue_depth_and_oldest_age_come_from_the_broker(monkeypatch) -> Non
 
     assert value(samples, "diagnosis_queue_waiting_tasks") == 2
     assert value(samples, "diagnosis_queue_oldest_task_age_seconds") >= 0
+
+
+def test_an_unreachable_broker_leaves_the_scrape_whole_and_says_the_queue_is_down(
+    monkeypatch, settings, caplog
+) -> None:
+    # The Redis broker at an address where nothing listens, as Q_REDIS_URL sets it (django-q2
+    # reads its settings once, into Conf).
+    url = "redis://127.0.0.1:1/7"
+    settings.Q_CLUSTER = {k: v for k, v in settings.Q_CLUSTER.items() if k != "orm"} | {
+        "redis": url
+    }
+    monkeypatch.setattr("django_q.conf.Conf.ORM", None)
+    monkeypatch.setattr("django_q.conf.Conf.REDIS", url)
+
+    samples = scrape()
+
+    assert value(samples, "diagnosis_queue_up") == 0
+    names = {name for name, _labels in samples}
+    assert "diagnosis_queue_waiting_tasks" not in names  # unknown, not "empty"
+    assert "diagnosis_queue_oldest_task_age_seconds" not in names
+    assert {"diagnosis_http_requests_total", "diagnosis_enqueue_failures_total"} <= names
+    assert "the task queue's broker could not be read: ConnectionError" in caplog.text
+
+
+def test_a_readable_broker_says_the_queue_is_up() -> None:
+    samples = scrape()
+
+    assert value(samples, "diagnosis_queue_up") == 1
+    assert ("diagnosis_queue_waiting_tasks", ()) in samples
 
 
 def test_an_address_not_allowed_is_refused_with_json(client) -> None:
