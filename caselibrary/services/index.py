@@ -10,7 +10,11 @@ log to reload the vectors it holds (caselibrary/search_backends/database.py).
 One indexer at a time: it holds a lease (CaseIndexState.building_since), renewed at each
 pass; a lease not renewed for INDEXER_LEASE_SECONDS is free. The indexer task runs for
 INDEXER_RUN_SECONDS, then hands over to its next run (it enqueues it); the minute's
-schedule restarts the chain if a worker died holding it.
+schedule restarts the chain if a worker died holding it. So while a worker runs, its
+indexer holds the lease all the time, idle or not: the lease says "an indexer is watching
+case_change", which is what spares every write from starting one. A command that wants
+the waiting changes indexed (case_index_drain) indexes them itself when the lease is free,
+and otherwise leaves them to that indexer and waits until it has done them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -82,10 +87,15 @@ def case_index_request() -> None:
 
 
 def _request() -> None:
-    # One primary-key read: an indexer that holds the lease finds the change itself.
-    fresh = timezone.now() - timedelta(seconds=INDEXER_LEASE_SECONDS)
-    if not CaseIndexState.objects.filter(id=1, building_since__gte=fresh).exists():
+    # An indexer that holds the lease finds the change itself.
+    if not case_indexer_running():
         async_task(INDEX_TASK, group=INDEX_GROUP)
+
+
+def case_indexer_running() -> bool:
+    """Whether a live indexer holds the lease (one primary-key read)."""
+    fresh = timezone.now() - timedelta(seconds=INDEXER_LEASE_SECONDS)
+    return CaseIndexState.objects.filter(id=1, building_since__gte=fresh).exists()
 
 
 def exact_keys(*, title: str, error_code: str | None) -> list[str]:
@@ -251,9 +261,12 @@ def _warm_up(stamp: object) -> object | None:
     return stamp
 
 
-def case_indexer_run(*, seconds: float) -> int | None:
-    """Index changes as they come for `seconds` (0: until none is left). The cases
-    indexed, or None when another indexer holds the lease."""
+def case_indexer_run(
+    *, seconds: float, indexed: Callable[[IndexRun], None] | None = None
+) -> int | None:
+    """Index changes as they come for `seconds` (0: until none is left), telling
+    `indexed` of each pass that indexed something. The cases indexed, or None when
+    another indexer holds the lease."""
     stamp = _claim()
     if stamp is None:
         return None
@@ -273,6 +286,8 @@ def case_indexer_run(*, seconds: float) -> int | None:
                     extra={"cases": run.cases, "embedded": run.embedded, "seconds": run.seconds},
                 )
                 _record(run)
+                if indexed is not None:
+                    indexed(run)
             elif seconds <= 0 or time.monotonic() >= deadline:
                 break
             else:
@@ -288,14 +303,9 @@ def case_indexer_run(*, seconds: float) -> int | None:
 
 
 def case_index_build() -> int:
-    """Index every waiting change now, in this process (tests, the demo data, the
-    `reindex_cases` command). Raises when an indexer elsewhere holds the lease."""
-    from django.core.exceptions import ValidationError
-
-    done = case_indexer_run(seconds=0)
-    if done is None:
-        raise ValidationError("Another process is indexing the case library right now.")
-    return done
+    """Index every waiting change before returning (tests, the demo data, `case_index
+    --build`): here, or by the running worker's indexer. The cases they were."""
+    return case_index_drain()
 
 
 def cases_mark_for_reindex(*, everything: bool) -> int:
@@ -322,28 +332,45 @@ def cases_mark_for_reindex(*, everything: bool) -> int:
     return marked + len(chunk)
 
 
-def case_index_drain(*, progress: Callable[[int], None]) -> int:
-    """Index every waiting change in batches, reporting each batch's size (reindex_cases).
-    Holds the lease throughout; raises when another indexer holds it."""
-    from django.core.exceptions import ValidationError
+def case_index_drain(*, progress: Callable[[int, int], None] | None = None) -> int:
+    """Return once every change waiting now is indexed; the cases they were.
 
-    stamp = _claim()
-    if stamp is None:
-        raise ValidationError("Another process is indexing the case library right now.")
-    done = 0
-    try:
-        while stamp is not None:
-            run = case_index_pending()
-            if not run.cases:
-                break
-            done += run.cases
-            _record(run)
-            progress(run.cases)
-            stamp = _renew(stamp)
-    finally:
-        if stamp is not None:
-            _release(stamp)
-    return done
+    Indexed here when the lease is free. While a live indexer holds it (a worker's, which
+    holds it as long as the worker runs), that indexer indexes them, within
+    CASE_INDEXER_POLL_SECONDS, and this waits for it, taking over should its lease fall
+    free. `progress(done, total)` follows the waiting changes (reindex_cases' bar).
+    Stopped half-way, the changes not done stay marked: the next indexer does them."""
+    last = CaseChange.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
+    ours = CaseChange.objects.filter(seq__lte=last)
+    cases = ours.values("case_id").distinct().count()
+    total = left = ours.count()
+    if progress is not None:
+        progress(0, total)
+
+    def follow(run: IndexRun | None = None) -> None:
+        nonlocal left
+        left = ours.count()
+        if progress is not None:
+            progress(total - left, total)
+
+    while True:
+        here = case_indexer_run(seconds=0, indexed=follow)
+        follow()
+        if not left:
+            return cases
+        if here is None:
+            if transaction.get_connection().in_atomic_block:
+                # The indexer cannot see changes this transaction has not committed.
+                raise ValidationError(
+                    "The worker's indexer holds the index; commit first, then index."
+                )
+            time.sleep(settings.CASE_INDEXER_POLL_SECONDS)
+
+
+def case_passages_of_other_models() -> int:
+    """Passages whose vectors are not of this version's model: after reindex_cases, the
+    work of a worker of another version, whose indexer took the marked cases."""
+    return CasePassage.objects.exclude(model=EMBEDDING_MODEL).count()
 
 
 def case_index_record_findability(*, report: dict) -> None:

@@ -60,7 +60,8 @@ def load_case_library(*, now: datetime | None = None) -> Loaded:
     """Add the demo cases and searches that are missing; build the search index."""
     now = now or timezone.now()
     cases = _load_cases(now)
-    # Built now, not by the worker: `make run` shows the loop before the first change.
+    # Indexed before going on (here, or by a running worker's indexer, waited for): the
+    # searches below must find the cases, and `make run` shows the loop at once.
     case_index_build()
     searches = _load_searches(now)
     if searches:

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
 
 from caselibrary.selectors import case_index_status
-from caselibrary.services.index import case_index_build
+from caselibrary.services.index import case_index_build, case_indexer_running
 from diagnosis.management.commands._base import ServiceCommand
 
 
@@ -17,10 +17,18 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--build", action="store_true", help="index what is waiting now")
+        parser.add_argument(
+            "--build",
+            action="store_true",
+            help="index what is waiting now (with a worker running, wait for its indexer)",
+        )
 
     def handle(self, *args: Any, build: bool, **options: Any) -> None:
         if build:
+            if case_indexer_running():
+                self.stdout.write(
+                    "The running worker's indexer is indexing the waiting changes; waiting for it."
+                )
             try:
                 cases = case_index_build()
             except ValidationError as error:

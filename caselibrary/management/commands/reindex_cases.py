@@ -1,6 +1,7 @@
 """Re-embed and re-index the case library after the embedding model or the tokenizer
 changed. Resumable: stopped half-way, run it again and it goes on; searches keep
-answering meanwhile (a case keeps its old passages until its new ones replace them)."""
+answering meanwhile (a case keeps its old passages until its new ones replace them).
+With a worker running, its indexer does the indexing and this follows it."""
 
 from typing import Any
 
@@ -8,14 +9,21 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
-from caselibrary.services.index import case_index_drain, cases_mark_for_reindex
+from caselibrary.embedding import EMBEDDING_MODEL
+from caselibrary.services.index import (
+    case_index_drain,
+    case_indexer_running,
+    case_passages_of_other_models,
+    cases_mark_for_reindex,
+)
 from diagnosis.management.commands._base import ServiceCommand
 
 
 class Command(ServiceCommand):
     help = (
         "Re-index the cases whose vectors are of another embedding model (or all of them "
-        "with --all, after a tokenizer change), with a progress bar."
+        "with --all, after a tokenizer change), with a progress bar. With a worker running, "
+        "its indexer does them and this waits for it."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,9 +33,27 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         marked = cases_mark_for_reindex(everything=options["all"])
-        with tqdm(total=marked, unit="case", disable=None, file=self.stderr) as bar:
+        if case_indexer_running():
+            self.stdout.write(
+                f"The running worker's indexer is indexing the {marked} marked cases; "
+                "waiting for it (stopping this command does not stop it)."
+            )
+        with tqdm(total=marked, unit="change", disable=None, file=self.stderr) as bar:
+
+            def show(done: int, total: int) -> None:
+                if bar.total != total:
+                    bar.reset(total=total)
+                bar.update(done - bar.n)
+
             try:
-                done = case_index_drain(progress=bar.update)
+                cases = case_index_drain(progress=show)
             except ValidationError as error:
                 raise CommandError("; ".join(error.messages)) from None
-        self.stdout.write(f"Re-indexed {done} cases ({marked} marked).")
+        stale = case_passages_of_other_models()
+        if stale:
+            raise CommandError(
+                f"{stale} passages are still of another embedding model than "
+                f"{EMBEDDING_MODEL}: a worker of another version indexed the marked cases. "
+                "Stop the workers of the other version and run reindex_cases again."
+            )
+        self.stdout.write(f"Re-indexed {cases} cases ({marked} marked).")
