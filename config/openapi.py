@@ -1,5 +1,7 @@
 """OpenAPI pieces shared by the apps' views."""
 
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse
 
@@ -37,3 +39,33 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "name": "Authorization",
             "description": "`Api-Key <key>`; create keys with `manage.py create_api_key`.",
         }
+
+
+def nullable_references_typed(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """A postprocessing hook: drf-spectacular writes a nullable reference to an object as
+    `{allOf: [{$ref}], nullable: true}`, which OpenAPI 3.0.3 reads as not nullable
+    (`nullable` acts only beside a `type`; drf-spectacular issue #925), so a client that
+    validates refuses the null an unscored session's `selfEvaluation` is. Such a wrapper
+    becomes `oneOf: [{$ref}, NullEnum]`, the form drf-spectacular gives nullable choices."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    null = {"$ref": "#/components/schemas/NullEnum"}
+    rewritten = False
+
+    def visit(node: Any) -> None:
+        nonlocal rewritten
+        if isinstance(node, dict):
+            parts = node.get("allOf")
+            if node.get("nullable") and "type" not in node and parts and len(parts) == 1:
+                del node["allOf"], node["nullable"]
+                node["oneOf"] = [parts[0], null]
+                rewritten = True
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(result)
+    if rewritten:
+        schemas.setdefault("NullEnum", {"enum": [None]})
+    return result

@@ -273,6 +273,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The default hook, then ours: nullable object references that 3.0.3 reads as nullable.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.nullable_references_typed",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "SessionStatusEnum": "diagnosis.models.SessionStatus",
         "OutcomeEnum": "diagnosis.models.InvocationStatus",

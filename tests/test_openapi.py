@@ -2,6 +2,8 @@
 
 import pytest
 import yaml
+from openapi_schema_validator import OAS30Validator
+from openapi_schema_validator import validate as validate_instance
 from openapi_spec_validator import validate
 from rest_framework.test import APIClient
 
@@ -63,3 +65,26 @@ def test_the_schema_is_served_without_a_key_and_the_docs_use_no_cdn() -> None:
 
     assert "swagger-ui" in page
     assert "cdn." not in page and "unpkg" not in page
+
+
+def _response_schema(schema: dict, path: str, method: str, status: str) -> dict:
+    content = schema["paths"][path][method]["responses"][status]["content"]
+    return {**content["application/json"]["schema"], "components": schema["components"]}
+
+
+def test_an_unscored_session_as_served_matches_its_schema(schema, make_client) -> None:
+    api = make_client("full")
+    started = api.post("/api/sessions", {"sessionId": "s-1", "query": "磁盘满了"}, format="json")
+    read = api.get("/api/sessions/s-1")
+
+    assert started.json()["selfEvaluation"] is None  # running: not scored
+    validate_instance(
+        started.json(),
+        _response_schema(schema, "/api/sessions", "post", "201"),
+        cls=OAS30Validator,
+    )
+    validate_instance(
+        read.json(),
+        _response_schema(schema, "/api/sessions/{sessionId}", "get", "200"),
+        cls=OAS30Validator,
+    )
