@@ -67,6 +67,8 @@ class Ranked:
     hits: list[Hit]
     degraded: bool = False
     embed_ms: float = 0.0
+    # What failed when degraded: the embedding model or the search backend, and how.
+    degraded_by: str = ""
     # Every candidate with its features, before the decision (the quality harness).
     candidates: list[Hit] = field(default_factory=list)
     # The names in the question that no case mentions (then no L1 hit is offered).
@@ -219,19 +221,23 @@ def rank_cases(
     lexical_terms = " ".join([terms, *uncommon_terms(translated)])
     lexical: list[tuple[str, float]] = []
     dense: list[tuple[str, float]] = []
-    degraded, embed_ms = False, 0.0
+    failures: list[str] = []
+    embed_ms = 0.0
     try:
         lexical = backend.lexical(lexical_terms, depth) if terms else []
-    except BackendUnavailable:
-        degraded = True
+    except BackendUnavailable as exc:
+        failures.append(str(exc))
     started = time.perf_counter()
     reference = 0.0
     try:
         vector = embed(question_for_embedding(query, translated))
         dense = backend.dense(vector, depth)
         reference = baseline(vector)
-    except (EmbeddingUnavailable, BackendUnavailable):
-        degraded = True
+    except EmbeddingUnavailable as exc:
+        failures.append(f"the embedding model failed: {exc}")
+    except BackendUnavailable as exc:
+        failures.append(str(exc))
+    degraded = bool(failures)
     embed_ms = (time.perf_counter() - started) * 1000
     fused = rrf_fuse(
         [lexical, dense],
@@ -309,6 +315,7 @@ def rank_cases(
     return Ranked(
         hits=hits,
         degraded=degraded,
+        degraded_by="; ".join(dict.fromkeys(failures)),
         embed_ms=embed_ms,
         candidates=l0 + similar,
         unknown_names=strange,

@@ -99,8 +99,9 @@ class CaseMatch:
 class CasesFound:
     match_level: str
     matches: list[CaseMatch]
-    # The embedding model failed: ranked by terms alone.
+    # The embedding model or the search backend failed: ranked by what was left.
     degraded: bool = False
+    degraded_by: str = ""
     embed_ms: float = 0.0
     # Why the answer is what it is (explain=true): the decision's bars and how the
     # nearest similar case fared against them, and the names no case mentions.
@@ -138,6 +139,7 @@ def cases_find(
         level,
         matches,
         degraded=ranked.degraded,
+        degraded_by=ranked.degraded_by,
         embed_ms=ranked.embed_ms,
         explain=_decision(ranked, nearest, rows) if explain else None,
     )

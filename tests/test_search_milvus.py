@@ -302,7 +302,7 @@ def unreachable(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 def test_a_search_with_the_milvus_server_down_answers_by_exact_code_and_says_it_is_degraded(
-    milvus_search, api, settings, monkeypatch
+    milvus_search, api, settings, monkeypatch, caplog
 ) -> None:
     from caselibrary.services.cases import case_create_manual
     from caselibrary.services.index import case_index_pending
@@ -327,6 +327,9 @@ def test_a_search_with_the_milvus_server_down_answers_by_exact_code_and_says_it_
     assert body["degraded"] is True
     assert body["matchLevel"] == "L0"
     assert body["hits"][0]["caseId"] == case.case_id
+    # The log names the server and the call that failed, not the embedding model.
+    assert "case search degraded: Milvus at" in caplog.text
+    assert "embedding model" not in caplog.text
 
 
 @pytest.mark.django_db

@@ -60,7 +60,7 @@ def case_search(
     found = cases_find(query=query, error_code=error_code, limit=limit, explain=explain)
     duration_ms = round((time.monotonic() - started) * 1000)
     if found.degraded:
-        logger.warning("case search degraded to terms alone: the embedding model failed")
+        logger.warning("case search degraded: %s", found.degraded_by)
     metrics.case_search(found.match_level, degraded=found.degraded, embed_ms=found.embed_ms)
     if session_id is None:
         return SearchOutcome(found=found)
