@@ -40,7 +40,7 @@ urlpatterns = [
     path("v1/traces", traces_view, name="otlp-traces"),
     # Any other /api/ path: the API's JSON 404, also when DEBUG would show its own page.
     # Its name is the route label /metrics gives every path no endpoint serves.
-    re_path(r"^api/", errors.api_not_found, name="unmatched"),
+    re_path(r"^api(?:/|$)", errors.api_not_found, name="unmatched"),
 ]
 
 handler404 = errors.not_found

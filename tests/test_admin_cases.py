@@ -194,6 +194,9 @@ def test_a_case_id_or_its_session_id_as_the_api_gives_them_finds_the_case(
     manual = library["manual"]
 
     assert shown_titles(admin_client.get(LIST, {"q": manual.case_id})) == ["Manual database"]
+    assert shown_titles(admin_client.get(LIST, {"q": manual.case_id.upper()})) == [
+        "Manual database"
+    ]
     assert shown_titles(admin_client.get(LIST, {"q": "s-regret"})) == ["Auto regretted"]
 
 

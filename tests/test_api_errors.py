@@ -43,7 +43,7 @@ def test_an_unknown_api_path_is_a_json_404(api, settings, path, debug) -> None:
 
 
 @pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
-@pytest.mark.parametrize("path", ["/api/feedback/", "/api/sessions/", "/api/foo"])
+@pytest.mark.parametrize("path", ["/api/feedback/", "/api/sessions/", "/api/foo", "/api"])
 @pytest.mark.parametrize("credentials", ["nothing", "an API key", "a login session"])
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_write_to_an_unknown_api_path_is_the_json_404_not_a_csrf_page(

@@ -187,7 +187,8 @@ class CaseLibraryAdmin(
         term = search_term.strip()
         if term and not any(ch.isspace() for ch in term):
             # A case id, or the id of its session, as the API gives them, finds the case.
-            results |= queryset.filter(Q(case_id=term) | Q(diagnosis_id=term))
+            # Case ids are stored in lower case; a page may show them upper-cased.
+            results |= queryset.filter(Q(case_id=term.lower()) | Q(diagnosis_id=term))
         return results, may_have_duplicates
 
     def add_view(
