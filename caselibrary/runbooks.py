@@ -7,7 +7,7 @@ Pure Python (no Django): the import command, the admin's upload page and the tes
 - Sections are mapped to the case's fields by their heading, in Chinese and English, however
   they are cased, numbered (`1.`, `一、`, `(2)`) or ended (`:`/`：`), at any level:
   现象 / 告警描述 / 症状 / symptoms / description -> description; 根因 / 可能原因 / 原因分析 /
-  root cause / cause -> root cause; 处理步骤 / 排查步骤 / 解决方案 / 处置 / solution /
+  root cause / cause -> root cause; 处理步骤 / 排查步骤 / 解决方案 / 解决 / 处置 / solution /
   resolution / remediation / steps -> solution. Several sections of one field are joined in
   order. Text between the title and the first section belongs to the description.
 - Any other section is kept, by name, in `extra_sections`; `sections` holds every section in
@@ -42,6 +42,7 @@ FIELD_HEADINGS = {
         "处理步骤",
         "排查步骤",
         "解决方案",
+        "解决",
         "处置",
         "处理",
         "应急处理",

@@ -61,7 +61,11 @@ class ScoreBand(TextChoices):
     LOW = "1-39", "1–39"
     MEDIUM = "40-64", "40–64"
     HIGH = "65+", "≥ 65"
+    # No score yet, two ways: awaiting one (running, or succeeded and not scored yet), or
+    # failed, which is not scored unless someone asks for it. Every session is in exactly
+    # one band.
     PENDING = "pending", _("pending")
+    UNSCORED = "unscored", _("not scored")
 
 
 # Inclusive bounds; None means unbounded.
@@ -73,10 +77,11 @@ SCORE_BAND_BOUNDS: dict[str, tuple[int, int | None]] = {
 }
 
 
-def score_band(score: int | None) -> str:
-    """The band a stored score falls in; PENDING for a session not scored yet."""
+def score_band(score: int | None, *, status: str | None = None) -> str:
+    """The band a stored score falls in. Without a score: UNSCORED for a FAILED session
+    (nothing scores it unless asked), PENDING for any other (its score is on its way)."""
     if score is None:
-        return ScoreBand.PENDING
+        return ScoreBand.UNSCORED if status == SessionStatus.FAILED else ScoreBand.PENDING
     for band, (low, high) in SCORE_BAND_BOUNDS.items():
         if score >= low and (high is None or score <= high):
             return band
@@ -109,9 +114,12 @@ def sessions_scored_before(
 def sessions_in_score_band(
     queryset: QuerySet[DiagnosisSession], *, band: str
 ) -> QuerySet[DiagnosisSession]:
+    # The same split as score_band(): a FAILED session is not scored unless someone asks
+    # for it, so without a score it is UNSCORED, not PENDING.
     if band == ScoreBand.PENDING:
-        # Awaiting a score: a FAILED session is not scored unless someone asks for it.
         return sessions_unscored(queryset).exclude(status=SessionStatus.FAILED)
+    if band == ScoreBand.UNSCORED:
+        return sessions_unscored(queryset).filter(status=SessionStatus.FAILED)
     if band not in SCORE_BAND_BOUNDS:
         raise ValueError(f"unknown score band {band!r}")
     low, high = SCORE_BAND_BOUNDS[band]

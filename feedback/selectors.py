@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
-from diagnosis.selectors import EVIDENCE_SCORE, ScoreBand, score_band
+from diagnosis.selectors import EVIDENCE_SCORE, SCORE_BAND_BOUNDS, ScoreBand, score_band
 from evaluation.opinion import FACTOR_NAMES
 from evaluation.rules import RULES, STOP_RULES
 from feedback.models import BadCase, BadCaseReview, FeedbackEntry, ReviewState
@@ -193,14 +193,18 @@ def _score_bands(window: QuerySet[DiagnosisSession]) -> tuple[tuple[BandSplit, .
         ("not_useful", Q(feedback=Feedback.NOT_USEFUL)),
         ("no_feedback", Q(feedback__isnull=True)),
     ):
-        scores = list(
+        # The status comes with the score, in the same query: an unscored session is
+        # PENDING or UNSCORED by its status, as the sessions list's band filter has it.
+        rows = list(
             window.filter(condition)
             .annotate(score=EVIDENCE_SCORE)
             .order_by("-created_at")
-            .values_list("score", flat=True)[: SCORE_SAMPLE + 1]
+            .values_list("score", "status")[: SCORE_SAMPLE + 1]
         )
-        sampled = sampled or len(scores) > SCORE_SAMPLE
-        per_kind[kind] = Counter(score_band(score) for score in scores[:SCORE_SAMPLE])
+        sampled = sampled or len(rows) > SCORE_SAMPLE
+        per_kind[kind] = Counter(
+            score_band(score, status=status) for score, status in rows[:SCORE_SAMPLE]
+        )
     bands = tuple(
         BandSplit(band=band, **{kind: per_kind[kind].get(band, 0) for kind in per_kind})
         for band in ScoreBand.values
@@ -365,8 +369,11 @@ def _band_rates(rated: list[tuple[bool, dict]]) -> tuple[tuple[str, Rate], ...]:
         band = score_band(score if isinstance(score, int) else None)
         counts[band][0] += useful
         counts[band][1] += 1
+    # Calibration is about scores: the bands without one are left out.
     return tuple(
-        (band, Rate(useful=u, rated=n)) for band, (u, n) in counts.items() if band != "pending"
+        (band, Rate(useful=u, rated=n))
+        for band, (u, n) in counts.items()
+        if band in SCORE_BAND_BOUNDS
     )
 
 

@@ -1,5 +1,6 @@
 """The overview page: rates, the score split by feedback, sessions per day, work queues."""
 
+import html
 import itertools
 import re
 from datetime import timedelta
@@ -75,11 +76,14 @@ def test_the_score_distribution_is_split_by_feedback(admin_client, month) -> Non
         "1-39": (0, 0, 1),
         "40-64": (1, 0, 0),
         "65+": (2, 0, 0),
-        "pending": (0, 0, 2),
+        "pending": (0, 0, 1),  # the running one
+        "unscored": (0, 0, 1),  # the failed one
     }
     page = response.content.decode()
     svg = re.search(r'<svg id="score-chart".*?</svg>', page, re.S).group(0)
-    assert svg.count("<rect") == 15  # five bands, three kinds of feedback
+    assert svg.count("<rect") == 18  # six bands, three kinds of feedback
+    assert "<title>pending · no feedback: 33% (1)</title>" in svg
+    assert "<title>not scored · no feedback: 33% (1)</title>" in svg
     assert "<title>≥ 65 · useful: 67% (2)</title>" in svg
     assert "<title>0 · not useful: 100% (1)</title>" in svg
 
@@ -92,6 +96,39 @@ def test_a_score_band_links_to_the_sessions_its_row_counts(admin_client, month) 
 
     assert listed.status_code == 200
     assert len(shown_ids(listed)) == 2  # not the 65 from two months ago
+
+
+# A row of the score table as the operator sees it: the band's link and label, then the
+# sessions with each kind of feedback.
+_BAND_ROW = re.compile(
+    r'<tr><td><a href="([^"]+)">([^<]+)</a></td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>'
+)
+
+
+def test_every_band_row_counts_the_sessions_its_link_lists(admin_client) -> None:
+    DiagnosisSessionFactory.create_batch(3, failed=True)  # failed, nobody scored them
+    DiagnosisSessionFactory(failed=True, evidence_score=0)  # failed, scored on request
+    DiagnosisSessionFactory.create_batch(2)  # still running
+    DiagnosisSessionFactory(succeeded=True)  # finished, its score on the way
+    DiagnosisSessionFactory(not_useful=True)  # given feedback before its score
+    DiagnosisSessionFactory(useful=True, evidence_score=50)
+    DiagnosisSessionFactory(not_useful=True, evidence_score=70)
+    backdate(DiagnosisSessionFactory(failed=True), days=40)  # outside the window
+    backdate(DiagnosisSessionFactory(), days=40)
+
+    page = text(admin_client.get(URL))
+
+    rows = {
+        label: (html.unescape(url), sum(map(int, counts)))
+        for url, label, *counts in _BAND_ROW.findall(page)
+    }
+    listed = {label: len(shown_ids(admin_client.get(url))) for label, (url, _n) in rows.items()}
+    assert {label: n for label, (_url, n) in rows.items()} == listed
+    assert listed == {"0": 1, "1–39": 0, "40–64": 1, "≥ 65": 1, "pending": 4, "not scored": 3}
+    sessions = re.search(
+        r'<span class="tile-value">(\d+)</span><span class="tile-label">sessions<', page
+    )
+    assert sum(listed.values()) == int(sessions.group(1)) == 10
 
 
 def test_sessions_per_day_are_drawn_stacked_by_feedback(admin_client, month) -> None:
@@ -241,3 +278,5 @@ def test_the_overview_speaks_chinese_by_default(admin_client, settings) -> None:
     page = text(admin_client.get(URL))
 
     assert "概览" in page and "反馈率" in page and "证据分能区分有用和无用的答案吗？" in page
+    assert ">待评分</a>" in page and ">未评分</a>" in page  # the two rows without a score
+    assert "未评分：执行失败，只有有人重新评分时才会评分。" in page

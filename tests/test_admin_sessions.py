@@ -119,6 +119,8 @@ def test_every_score_lands_in_one_band_edges_included(db) -> None:
     scores = [0, 1, 39, 40, 64, 65, 100, None]
     for n, score in enumerate(scores):
         DiagnosisSessionFactory(session_id=f"edge-{n}", succeeded=True, evidence_score=score)
+    DiagnosisSessionFactory(session_id="edge-8", failed=True)
+    DiagnosisSessionFactory(session_id="edge-9")  # running
 
     found = {
         band: sorted(
@@ -130,9 +132,27 @@ def test_every_score_lands_in_one_band_edges_included(db) -> None:
         for band in ScoreBand.values
     }
 
-    assert found == {"0": [0], "1-39": [1, 2], "40-64": [3, 4], "65+": [5, 6], "pending": [7]}
-    ordered = DiagnosisSession.objects.annotate(score=EVIDENCE_SCORE).order_by("score", "id")
-    assert [s.score for s in ordered] == [None, 0, 1, 39, 40, 64, 65, 100]
+    assert found == {
+        "0": [0],
+        "1-39": [1, 2],
+        "40-64": [3, 4],
+        "65+": [5, 6],
+        "pending": [7, 9],
+        "unscored": [8],
+    }
+    ordered = DiagnosisSession.objects.filter(status="SUCCESS").annotate(score=EVIDENCE_SCORE)
+    assert [s.score for s in ordered.order_by("score", "id")] == [None, 0, 1, 39, 40, 64, 65, 100]
+
+
+def test_the_score_band_filter_offers_failed_sessions_nobody_scored(admin_client, mix) -> None:
+    DiagnosisSessionFactory(session_id="s-failed-unscored", failed=True)
+
+    pending = admin_client.get(LIST, {"score_band": "pending"})
+    unscored = admin_client.get(LIST, {"score_band": "unscored"})
+
+    assert set(shown_ids(pending)) == {"s-running", "s-pending"}
+    assert shown_ids(unscored) == ["s-failed-unscored"]
+    assert "?score_band=unscored" in text(unscored) and "not scored" in text(unscored)
 
 
 def test_an_unknown_score_band_is_refused_not_ignored(admin_client, mix) -> None:
@@ -576,7 +596,8 @@ def test_a_failed_session_that_was_rescored_shows_its_score(admin_client) -> Non
 
     page = text(admin_client.get(LIST))
 
-    assert 'class="score score-0"' in page and "not scored" not in page
+    # "not scored" alone is a choice of the score-band filter; the badge says why.
+    assert 'class="score score-0"' in page and "not scored (failed)" not in page
 
 
 @pytest.mark.parametrize(

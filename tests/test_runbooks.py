@@ -108,6 +108,8 @@ def test_codes_and_alert_names_are_found_in_the_whole_text():
         ("排查步骤", "solution"),
         ("解决方案 / Solution", "solution"),
         ("处置", "solution"),
+        ("解决", "solution"),
+        ("解决办法", "solution"),
         ("Step 4: Remediation", "solution"),
         ("Resolution:", "solution"),
         ("steps", "solution"),

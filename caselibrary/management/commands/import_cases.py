@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from django.utils.translation import gettext as _
 from tqdm import tqdm
 
 from caselibrary.models import CaseLibrary
@@ -22,7 +23,8 @@ class Command(ServiceCommand):
     help = (
         "Import cases from PATH: a .jsonl or .csv file with the API's case fields, a "
         "Markdown runbook, or a folder of them (searched recursively). The same source "
-        "imported again updates its case; each file is imported whole or not at all."
+        "imported again updates its case: a file is known by its path from the working "
+        "directory, so import from one place. Each file is imported whole or not at all."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,10 +44,10 @@ class Command(ServiceCommand):
         if not user or len(user) > _USER_MAX:
             raise CommandError(f"--user must be 1 to {_USER_MAX} characters, got {user!r}")
         if not path.exists():
-            raise CommandError(f"{path}: no such file or folder")
+            raise CommandError(_("%(path)s: no such file or folder") % {"path": path})
         files = len(case_files_in(path))
         if not files:
-            raise CommandError(f"{path}: no .jsonl, .csv or .md files")
+            raise CommandError(_("%(path)s: no .jsonl, .csv or .md files") % {"path": path})
         # The bar goes to stderr, and only on a terminal: logs and pipes get the summary.
         with tqdm(total=files, unit="file", disable=None, desc="import") as bar:
             outcome = cases_import_path(
@@ -56,4 +58,6 @@ class Command(ServiceCommand):
             self.stderr.write(line)
         self.stdout.write(summary)
         if skipped:
-            raise CommandError(f"{len(skipped)} file(s) not imported: see above")
+            raise CommandError(
+                _("%(count)d file(s) not imported: see above") % {"count": len(skipped)}
+            )
