@@ -99,6 +99,16 @@ TEMPLATES = [
 dj_database_url.register("mariadb", "django.db.backends.mysql")(lambda config: config)
 
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+# The databases the service runs on (docs/operations.md). Another one (postgres://) is
+# refused here, by name, not by Django failing to import its driver; the URL itself is
+# never echoed (it may hold a password).
+_DATABASE_SCHEMES = ("sqlite", "mysql", "mariadb")
+_scheme, _separator, _rest = DATABASE_URL.strip().partition("://")
+_scheme = _scheme.lower() if _separator else ""
+if _scheme not in _DATABASE_SCHEMES:
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must use one of the schemes {', '.join(_DATABASE_SCHEMES)}, got {_scheme!r}"
+    )
 try:
     _database = dj_database_url.parse(
         DATABASE_URL,

@@ -9,6 +9,7 @@ allows ingest.
 
 import logging
 
+import redis
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
@@ -28,6 +29,14 @@ logger = logging.getLogger(__name__)
 
 # Exporters retry 429 and 503 after this many seconds (when the limiter says none).
 RETRY_AFTER_SECONDS = 5
+
+# Outages the exporter retries. Caught here, not left to config.middleware (which answers
+# them in plain text outside /api/), because exporters read an error's google.rpc.Status.
+# The database: cannot be reached (or a span's unique key lost a race twice).
+_DATABASE_ERRORS = (OperationalError, InterfaceError, IntegrityError)
+# The cache (REDIS_URL): every request reads the API key and the rate limit from it; a
+# Redis that refuses or times out (the two config/middleware.py also answers 503).
+_CACHE_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 
 
 class OtlpKeyThrottle(WindowCountThrottle):
@@ -49,9 +58,13 @@ class OtlpKeyThrottle(WindowCountThrottle):
 def traces_view(request: HttpRequest) -> HttpResponse:
     try:
         return _traces(request)
-    except (OperationalError, InterfaceError, IntegrityError) as exc:
-        # The database cannot be reached (or lost a race twice): the exporter retries.
-        logger.error("spans not stored, the exporter will retry: %s", exc.__class__.__name__)
+    except (*_DATABASE_ERRORS, *_CACHE_ERRORS) as exc:
+        what = "cache" if isinstance(exc, _CACHE_ERRORS) else "database"
+        logger.error(
+            "spans not stored (%s unavailable), the exporter will retry: %s",
+            what,
+            exc.__class__.__name__,
+        )
         encoding = getattr(request, "otlp_encoding", None)
         response = _error(encoding, 503, "服务暂不可用，请稍后重试")
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)

@@ -86,6 +86,44 @@ def test_an_unknown_database_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
         load_settings(monkeypatch, DEBUG="1", DATABASE_URL="oracle2://nope")
 
 
+@pytest.mark.parametrize(
+    ("url", "scheme"),
+    [
+        ("postgres://app:s3cret@db.example.com:5432/diagnosis", "postgres"),
+        ("postgresql://app@db.example.com/diagnosis", "postgresql"),
+        ("mysqlgis://app@db.example.com/diagnosis", "mysqlgis"),
+        ("oracle2://nope", "oracle2"),
+        ("db.example.com/diagnosis", ""),
+    ],
+)
+def test_a_database_the_service_does_not_run_on_is_refused_naming_the_supported_schemes(
+    monkeypatch: pytest.MonkeyPatch, url: str, scheme: str
+) -> None:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(monkeypatch, DEBUG="1", DATABASE_URL=url)
+
+    assert str(refused.value) == (
+        f"DATABASE_URL must use one of the schemes sqlite, mysql, mariadb, got {scheme!r}"
+    )
+    assert "s3cret" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "engine"),
+    [
+        ("sqlite:////tmp/diagnosis.sqlite3", "django.db.backends.sqlite3"),
+        ("mysql://app:pw@127.0.0.1:3306/diagnosis", "django.db.backends.mysql"),
+        ("MariaDB://app:pw@127.0.0.1:3306/diagnosis", "django.db.backends.mysql"),
+    ],
+)
+def test_the_supported_database_schemes_are_taken(
+    monkeypatch: pytest.MonkeyPatch, url: str, engine: str
+) -> None:
+    db = load_settings(monkeypatch, DEBUG="1", DATABASE_URL=url)["DATABASES"]["default"]
+
+    assert db["ENGINE"] == engine
+
+
 def test_the_orm_broker_is_the_default_and_redis_is_used_when_configured(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

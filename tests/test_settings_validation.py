@@ -154,3 +154,15 @@ def test_manage_py_check_passes_with_a_lower_case_log_level() -> None:
     result = manage_check(LOG_LEVEL="debug", Q_LOG_LEVEL="warning")
 
     assert result.returncode == 0, result.stderr
+
+
+def test_manage_py_check_names_the_supported_databases_for_a_postgres_url() -> None:
+    result = manage_check(DATABASE_URL="postgres://app:s3cret@db.example.com:5432/diagnosis")
+
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line == (
+        "Configuration error: DATABASE_URL must use one of the schemes sqlite, mysql, mariadb,"
+        " got 'postgres'"
+    ), line
