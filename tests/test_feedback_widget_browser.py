@@ -35,13 +35,14 @@ class ChatPage:
 
     def __init__(self) -> None:
         self.html = ""
+        self.charset = "utf-8"
         page = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                body = page.html.encode("utf-8")
+                body = page.html.encode(page.charset)
                 self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Type", f"text/html; charset={page.charset}")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -65,7 +66,7 @@ class ChatPage:
             .replace('lang: "zh"', options)
         )
         self.html = (
-            '<!doctype html><html><head><meta charset="utf-8"><title>Chat</title></head>'
+            f'<!doctype html><html><head><meta charset="{self.charset}"><title>Chat</title></head>'
             f"<body><h1>order-service 504</h1><p>根因：连接池耗尽。</p>{lines}</body></html>"
         )
 
@@ -185,6 +186,25 @@ def test_the_widget_says_so_when_the_page_origin_is_not_allowed(
     expect(page.get_by_role("alert")).to_contain_text("Could not reach the feedback service.")
     finish(page, "feedback-widget-origin-refused")
     assert DiagnosisSession.objects.get(session_id="widget-3").feedback is None
+
+
+def test_the_widget_reads_its_chinese_right_on_a_page_that_is_not_utf8(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-gbk", succeeded=True, query="order-service 504")
+    chat_page.charset = "gbk"  # many older intranet pages are GBK
+    chat_page.show(
+        service=live_server.url,
+        session_id="widget-gbk",
+        token=feedback_token_for(session_id="widget-gbk"),
+    )
+    page = open_chat(browser, chat_page)
+
+    expect(page.get_by_role("button", name="有用")).to_be_visible()
+    expect(page.get_by_role("button", name="没用")).to_be_visible()
+    page.context.close()
 
 
 def test_the_demo_page_in_docs_mounts_the_widget_and_rates_useful(
