@@ -8,8 +8,10 @@ instead of silently running with a default.
 import math
 import os
 import re
+import tempfile
 import zoneinfo
 from collections.abc import Sequence
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -138,3 +140,50 @@ def env_regex_list(name: str) -> list[str] | None:
                 f"{name}: {pattern!r} is not a regular expression ({exc})"
             ) from None
     return patterns
+
+
+def env_database_url(url: str, *, schemes: tuple[str, ...]) -> str:
+    """`url` when its scheme is one of `schemes` (the databases the service runs on):
+    another one (postgres://) is refused here, by name, not by Django failing to import
+    its driver. The URL itself is never echoed: it may hold a password."""
+    scheme, separator, _rest = url.strip().partition("://")
+    scheme = scheme.lower() if separator else ""
+    if scheme not in schemes:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must use one of the schemes {', '.join(schemes)}, got {scheme!r}"
+        )
+    return url
+
+
+def env_metrics_dir(name: str) -> str:
+    """prometheus_client's multi-process directory, which it reads from the environment
+    itself and writes to as soon as the first metric is made, before any command runs.
+    Its documentation wants it to exist, empty, when the service starts: a missing one is
+    made (new, so empty: the usual case after a reboot cleared /run) inside a parent that
+    exists; a deeper mistake (a missing parent, a file, no write access) is refused. An
+    existing one is not emptied: a process cannot tell a stale file from a live
+    neighbour's (docs/operations.md, "Metrics")."""
+    value = env_str(name)
+    if not value:
+        return value
+    directory = Path(value)
+    try:
+        directory.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        raise ImproperlyConfigured(
+            f"{name} {value!r}: its parent {str(directory.parent)!r} does not exist"
+        ) from None
+    except FileExistsError:
+        raise ImproperlyConfigured(f"{name} {value!r} is a file, not a directory") from None
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{name} {value!r} cannot be made ({exc.strerror})") from None
+    try:
+        # A file made and dropped at once: os.access() says yes to root on /proc, say.
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"{name} {value!r} cannot be written ({exc.strerror}): every web and worker "
+            "process writes its metrics there"
+        ) from None
+    return value

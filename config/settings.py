@@ -6,7 +6,6 @@ django-q2 ORM broker, DEBUG off unless asked for.
 """
 
 import ipaddress
-import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -16,9 +15,11 @@ from django.utils.translation import gettext_lazy as _
 from config.env import (
     env_bool,
     env_choice,
+    env_database_url,
     env_float,
     env_int,
     env_list,
+    env_metrics_dir,
     env_rate,
     env_regex_list,
     env_str,
@@ -98,17 +99,11 @@ TEMPLATES = [
 
 dj_database_url.register("mariadb", "django.db.backends.mysql")(lambda config: config)
 
-DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
-# The databases the service runs on (docs/operations.md). Another one (postgres://) is
-# refused here, by name, not by Django failing to import its driver; the URL itself is
-# never echoed (it may hold a password).
-_DATABASE_SCHEMES = ("sqlite", "mysql", "mariadb")
-_scheme, _separator, _rest = DATABASE_URL.strip().partition("://")
-_scheme = _scheme.lower() if _separator else ""
-if _scheme not in _DATABASE_SCHEMES:
-    raise ImproperlyConfigured(
-        f"DATABASE_URL must use one of the schemes {', '.join(_DATABASE_SCHEMES)}, got {_scheme!r}"
-    )
+# The databases the service runs on (docs/operations.md); another one is refused by name.
+DATABASE_URL = env_database_url(
+    env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+    schemes=("sqlite", "mysql", "mariadb"),
+)
 try:
     _database = dj_database_url.parse(
         DATABASE_URL,
@@ -424,40 +419,8 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc}") from None
 
-# Multi-process mode (config/metrics.py): prometheus_client reads the variable itself and
-# writes a file there as soon as the first metric is made, which is before any command
-# runs. Its documentation wants the directory to exist, empty, when the service starts: a
-# missing one is made (new, so empty: the usual case after a reboot cleared /run) inside a
-# parent that exists; a deeper mistake (a missing parent, a file, no write access) is
-# refused. An existing one is not emptied: a process cannot tell a stale file from a live
-# neighbour's (docs/operations.md, "Metrics").
-PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")
-if PROMETHEUS_MULTIPROC_DIR:
-    _metrics_dir = Path(PROMETHEUS_MULTIPROC_DIR)
-    try:
-        _metrics_dir.mkdir(exist_ok=True)
-    except FileNotFoundError:
-        raise ImproperlyConfigured(
-            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r}: its parent "
-            f"{str(_metrics_dir.parent)!r} does not exist"
-        ) from None
-    except FileExistsError:
-        raise ImproperlyConfigured(
-            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r} is a file, not a directory"
-        ) from None
-    except OSError as exc:
-        raise ImproperlyConfigured(
-            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r} cannot be made ({exc.strerror})"
-        ) from None
-    try:
-        # A file made and dropped at once: os.access() says yes to root on /proc, say.
-        with tempfile.TemporaryFile(dir=_metrics_dir):
-            pass
-    except OSError as exc:
-        raise ImproperlyConfigured(
-            f"PROMETHEUS_MULTIPROC_DIR {PROMETHEUS_MULTIPROC_DIR!r} cannot be written "
-            f"({exc.strerror}): every web and worker process writes its metrics there"
-        ) from None
+# Multi-process mode (config/metrics.py): checked, and made when missing (config/env.py).
+PROMETHEUS_MULTIPROC_DIR = env_metrics_dir("PROMETHEUS_MULTIPROC_DIR")
 
 # --- OTLP trace ingest (POST /v1/traces) -----------------------------------------------
 
