@@ -86,6 +86,17 @@ def chat_page(live_server, settings) -> Iterator[ChatPage]:  # type: ignore[no-u
     page.close()
 
 
+def open_widget(browser, live_server, chat_page: ChatPage, session_id: str, **options) -> Page:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The chat page showing `session_id`'s answer with the widget and its token."""
+    chat_page.show(
+        service=live_server.url,
+        session_id=session_id,
+        token=feedback_token_for(session_id=session_id),
+        **options,
+    )
+    return open_chat(browser, chat_page)
+
+
 def open_chat(browser, chat_page: ChatPage) -> Page:  # type: ignore[no-untyped-def]  # noqa: F811
     context = browser.new_context(locale="zh-CN", viewport={"width": 900, "height": 900})
     page = context.new_page()
@@ -101,12 +112,7 @@ def test_a_reader_on_another_origin_rates_not_useful_and_the_review_shows_it(
     operator,  # noqa: F811
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-1", succeeded=True, query="order-service 504")
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-1",
-        token=feedback_token_for(session_id="widget-1"),
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-1")
 
     # Keyboard only: open the details, choose the first reason, write, send.
     page.get_by_role("button", name="没用").focus()
@@ -195,12 +201,7 @@ def test_the_widget_reads_its_chinese_right_on_a_page_that_is_not_utf8(
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-gbk", succeeded=True, query="order-service 504")
     chat_page.charset = "gbk"  # many older intranet pages are GBK
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-gbk",
-        token=feedback_token_for(session_id="widget-gbk"),
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-gbk")
 
     expect(page.get_by_role("button", name="有用")).to_be_visible()
     expect(page.get_by_role("button", name="没用")).to_be_visible()
@@ -231,12 +232,7 @@ def test_after_a_refused_submission_focus_is_on_the_message_not_lost_on_the_page
     chat_page,
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-4")  # still RUNNING: 409
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-4",
-        token=feedback_token_for(session_id="widget-4"),
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-4")
 
     page.get_by_role("button", name="有用").focus()
     page.keyboard.press("Enter")
@@ -264,13 +260,7 @@ def test_useful_on_a_failed_session_says_why_in_the_reader_s_words_and_offers_no
     message,
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-5", status="FAILED", answer=None)
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-5",
-        token=feedback_token_for(session_id="widget-5"),
-        lang=lang,
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-5", lang=lang)
 
     page.locator("button[data-feedback=useful]").click()
 
@@ -285,12 +275,7 @@ def test_choosing_useful_after_opening_not_useful_closes_the_details_for_screen_
     chat_page,
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-6", succeeded=True)
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-6",
-        token=feedback_token_for(session_id="widget-6"),
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-6")
     not_useful = page.locator("button[data-feedback=not_useful]")
 
     not_useful.click()
@@ -309,12 +294,7 @@ def test_the_counters_describe_their_box_and_the_message_regions_keep_their_role
     chat_page,
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-7")  # still RUNNING: 409
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-7",
-        token=feedback_token_for(session_id="widget-7"),
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-7")
 
     page.get_by_role("button", name="没用").click()
     comment = page.get_by_label("补充说明（可选）")
@@ -345,13 +325,7 @@ def test_a_service_that_never_answers_ends_in_the_network_message_and_retry_work
     chat_page,
 ) -> None:
     DiagnosisSessionFactory(session_id="widget-8", succeeded=True)
-    chat_page.show(
-        service=live_server.url,
-        session_id="widget-8",
-        token=feedback_token_for(session_id="widget-8"),
-        timeout=1000,
-    )
-    page = open_chat(browser, chat_page)
+    page = open_widget(browser, live_server, chat_page, "widget-8", timeout=1000)
     # The connection is taken and never answered.
     page.route(f"{live_server.url}/api/feedback", lambda route: None)
 
