@@ -207,7 +207,9 @@ def test_an_operator_opens_the_overview_from_the_index(page: Page) -> None:
     page.locator("#overview-link a").first.click()
 
     expect(page).to_have_url(re.compile(r"/admin/overview/$"))
-    expect(page.locator("svg#score-chart rect.bar")).to_have_count(15)
+    expect(page.locator("svg#score-chart rect.bar")).to_have_count(
+        18
+    )  # six bands, three kinds of feedback
     expect(page.locator("svg#day-chart rect.bar").first).to_be_visible()
     finished = DiagnosisSession.objects.exclude(status="RUNNING").count()
     given = DiagnosisSession.objects.filter(feedback__isnull=False).count()
