@@ -9,13 +9,13 @@ allows ingest.
 
 import logging
 
-import redis
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 
+from config.middleware import is_cache_outage
 from config.throttling import WindowCountThrottle
 from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
@@ -35,8 +35,7 @@ RETRY_AFTER_SECONDS = 5
 # The database: cannot be reached (or a span's unique key lost a race twice).
 _DATABASE_ERRORS = (OperationalError, InterfaceError, IntegrityError)
 # The cache (REDIS_URL): every request reads the API key and the rate limit from it; a
-# Redis that refuses or times out (the two config/middleware.py also answers 503).
-_CACHE_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+# Redis that refuses or times out is config.middleware.is_cache_outage.
 
 
 class OtlpKeyThrottle(WindowCountThrottle):
@@ -58,8 +57,13 @@ class OtlpKeyThrottle(WindowCountThrottle):
 def traces_view(request: HttpRequest) -> HttpResponse:
     try:
         return _traces(request)
-    except (*_DATABASE_ERRORS, *_CACHE_ERRORS) as exc:
-        what = "cache" if isinstance(exc, _CACHE_ERRORS) else "database"
+    except Exception as exc:
+        if isinstance(exc, _DATABASE_ERRORS):
+            what = "database"
+        elif is_cache_outage(exc):
+            what = "cache"
+        else:
+            raise
         logger.error(
             "spans not stored (%s unavailable), the exporter will retry: %s",
             what,
