@@ -72,6 +72,8 @@ def test_deleting_the_kept_case_by_any_path_makes_the_merged_case_a_case_of_its_
     if how == "queryset":
         CaseLibrary.objects.filter(pk=older.pk).delete()
     else:
+        # Raw SQL on purpose: a case deleted outside the ORM (a DBA, a script) is one of the
+        # write paths the index must follow, through the database's triggers.
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM case_library WHERE case_id = %s", [older.pk])
     case_index_build()
