@@ -25,7 +25,7 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(
     rf"(?P<cjk>[{_CJK}]+)|(?P<word>[A-Za-z0-9][A-Za-z0-9_]*(?:[.\-/+:][A-Za-z0-9_]+)*)"
 )
-_SEPARATORS = re.compile(r"[.\-/+:]")
+_SEPARATORS = re.compile(r"[._\-/+:]")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -75,7 +75,9 @@ def tokenize(text: str) -> list[str]:
 
 @lru_cache(maxsize=1 << 16)
 def _ascii_terms(word: str) -> tuple[str, ...]:
-    """A word's terms: its parts (`payment-gateway` -> payment, gateway), then itself."""
+    """A word's terms: its parts (`payment-gateway` -> payment, gateway;
+    `Seconds_Behind_Master` -> second, behind, master), then itself, so a question in
+    words meets the setting or field a case quotes by name."""
     word = word.casefold()
     parts = _SEPARATORS.split(word)
     terms = [_word(part) for part in parts if _keep(part)] if len(parts) > 1 else []
