@@ -1,9 +1,11 @@
 """The case-search index: every change marked by the database, indexed one case at a
 time by the indexer, picked up by each serving process, never rebuilt whole."""
 
+import io
+
 import numpy as np
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
@@ -132,6 +134,18 @@ def test_only_one_indexer_runs_at_a_time() -> None:
 
     assert case_indexer_run(seconds=0) is None
     assert len(changed()) == 1  # left for the indexer that holds the lease
+
+
+def test_a_reindex_inside_an_open_transaction_while_a_worker_holds_the_index_refuses_at_once() -> (
+    None
+):
+    # Each test runs inside a transaction: the worker's indexer could never see the
+    # changes it waits for, so waiting would never end.
+    CaseLibraryFactory()
+    CaseIndexState.objects.update_or_create(id=1, defaults={"building_since": timezone.now()})
+
+    with pytest.raises(CommandError, match="commit first, then index"):
+        call_command("reindex_cases", "--all", stdout=io.StringIO(), stderr=io.StringIO())
 
 
 def test_an_indexer_that_died_does_not_block_the_next() -> None:

