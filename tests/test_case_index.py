@@ -136,9 +136,7 @@ def test_only_one_indexer_runs_at_a_time() -> None:
     assert len(changed()) == 1  # left for the indexer that holds the lease
 
 
-def test_a_reindex_inside_an_open_transaction_while_a_worker_holds_the_index_refuses_at_once() -> (
-    None
-):
+def test_a_reindex_in_an_open_transaction_with_the_index_held_refuses_at_once() -> None:
     # Each test runs inside a transaction: the worker's indexer could never see the
     # changes it waits for, so waiting would never end.
     CaseLibraryFactory()
