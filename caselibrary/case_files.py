@@ -11,9 +11,13 @@ ignored but `createdBy`, so an export reads back; any other key is an error. An 
 value (null, "", an empty cell) is no value.
 
 Every problem is told in the active language (the admin's, or LANGUAGE_CODE for
-`import_cases`), after its file and line.
+`import_cases`), after its file and line. A bad row does not stop the reading: every row is
+checked, and every bad one told (the first PROBLEMS_SHOWN of them), so that a file is fixed
+in one go. A problem of the whole file (not UTF-8, not CSV, columns missing or unknown, not
+one line of JSON) is told alone: its rows cannot be read.
 """
 
+import bisect
 import csv
 import hashlib
 import io
@@ -33,6 +37,10 @@ from config.api import NOT_A_STRING, UNKNOWN_FIELD, UNPAIRED_SURROGATE, StrictCh
 # Written to a file but not read back: the database keeps its own times and editor.
 IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt"})
 FIELDS = tuple(CaseFileRow().fields)
+REQUIRED_FIELDS = tuple(name for name, field in CaseFileRow().fields.items() if field.required)
+# The problems of one file told, at most: a file wrong on every row is told by its first
+# ones and a count of the others, not by thousands of lines.
+PROBLEMS_SHOWN = 50
 # A spreadsheet runs a cell starting with = + @ (or - followed by a formula) when the file
 # is opened: refused, unless the cell starts with ' (kept as text, the ' dropped).
 _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
@@ -62,6 +70,36 @@ class CaseFileError(Exception):
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line else self.source
         return f"{where}: {self.message}"
+
+
+class CaseFileProblems:
+    """The problems of one file, in line order: the first PROBLEMS_SHOWN of them, and how
+    many there are in all."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.first: list[CaseFileError] = []
+        self.count = 0
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def add(self, error: CaseFileError) -> None:
+        # Rows are read, then written, each in line order: a row the database refuses may
+        # come before rows refused when reading.
+        self.count += 1
+        bisect.insort(self.first, error, key=lambda e: e.line or 0)
+        del self.first[PROBLEMS_SHOWN:]
+
+    def messages(self) -> list[str]:
+        """Each problem shown, with its file and line, then how many more there are."""
+        told = [str(error) for error in self.first]
+        if self.count > len(self.first):
+            more = _("… and %(count)d more problem(s) not shown") % {
+                "count": self.count - len(self.first)
+            }
+            told.append(str(CaseFileError(self.source, None, more)))
+        return told
 
 
 @dataclass(frozen=True)
@@ -96,25 +134,42 @@ def decode(data: bytes, source: str) -> str:
         ) from None
 
 
-def read_jsonl(text: str, source: str) -> list[CaseRecord]:
+def read_jsonl(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems]:
+    """The file's good rows, and the problem of each bad one."""
     check = CaseFileRow()
-    records = []
+    records: list[CaseRecord] = []
+    problems = CaseFileProblems(source)
+    objects = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CaseFileError(
-                source, number, _("not valid JSON (%(reason)s)") % {"reason": exc.msg}
-            ) from None
+            problems.add(
+                CaseFileError(
+                    source, number, _("not valid JSON (%(reason)s)") % {"reason": exc.msg}
+                )
+            )
+            continue
         if not isinstance(row, dict):
-            raise CaseFileError(source, number, _("each line must be a JSON object"))
-        records.append(case_record(row, source, number, check=check))
-    return records
+            problems.add(CaseFileError(source, number, _("each line must be a JSON object")))
+            continue
+        objects += 1
+        try:
+            records.append(case_record(row, source, number, check=check))
+        except CaseFileError as exc:
+            problems.add(exc)
+    if problems and not objects:
+        # Not one line is a JSON object: not JSON Lines at all (a JSON document, another
+        # kind of file under this name), told by its first line.
+        raise problems.first[0]
+    return records, problems
 
 
-def read_csv(text: str, source: str) -> list[CaseRecord]:
+def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems]:
+    """The file's good rows, and the problem of each bad one; CaseFileError when the file
+    is not a CSV file of cases (its header)."""
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
         header = reader.fieldnames or []
@@ -122,13 +177,10 @@ def read_csv(text: str, source: str) -> list[CaseRecord]:
         raise CaseFileError(source, 1, _("not a CSV file (%(reason)s)") % {"reason": exc}) from None
     if not header:
         raise CaseFileError(source, 1, _("empty file: the first line names the columns"))
-    unknown = [name for name in header if name not in FIELDS and name not in IGNORED_FIELDS]
-    if unknown:
-        raise CaseFileError(
-            source, 1, _("unknown column(s): %(columns)s") % {"columns": ", ".join(unknown)}
-        )
+    _check_header(header, source)
     check = CaseFileRow()
-    records = []
+    records: list[CaseRecord] = []
+    problems = CaseFileProblems(source)
     start = reader.line_num + 1
     while True:
         try:
@@ -136,18 +188,51 @@ def read_csv(text: str, source: str) -> list[CaseRecord]:
         except StopIteration:
             break
         except csv.Error as exc:
-            raise CaseFileError(
-                source, start, _("not valid CSV (%(reason)s)") % {"reason": exc}
-            ) from None
+            # Where the quoting breaks, the cells after it cannot be told apart: the rows
+            # before are checked, the rest of the file is not read.
+            problems.add(
+                CaseFileError(source, start, _("not valid CSV (%(reason)s)") % {"reason": exc})
+            )
+            break
         if None in row:
-            raise CaseFileError(source, start, _("more cells than columns"))
-        if any(value for value in row.values()):
-            cells = {
-                key: _spreadsheet_cell(key, value, source, start) for key, value in row.items()
-            }
-            records.append(case_record(cells, source, start, check=check))
+            problems.add(CaseFileError(source, start, _("more cells than columns")))
+        elif any(value for value in row.values()):
+            try:
+                records.append(_csv_record(row, source, start, check))
+            except CaseFileError as exc:
+                problems.add(exc)
         start = reader.line_num + 1
-    return records
+    return records, problems
+
+
+def _check_header(header: list[str], source: str) -> None:
+    """A header that names no case's columns makes every row wrong: told once."""
+    unknown = [name for name in header if name not in FIELDS and name not in IGNORED_FIELDS]
+    missing = [name for name in REQUIRED_FIELDS if name not in header]
+    wrong = []
+    if unknown:
+        wrong.append(_("unknown column(s): %(columns)s") % {"columns": ", ".join(unknown)})
+    if missing:
+        wrong.append(_("missing column(s): %(columns)s") % {"columns": ", ".join(missing)})
+    if wrong:
+        raise CaseFileError(source, 1, "; ".join(wrong))
+
+
+def _csv_record(row: dict[str, str], source: str, line: int, check: CaseFileRow) -> CaseRecord:
+    """A row's case; CaseFileError with everything wrong in it (each formula-like cell and
+    each field's rule)."""
+    # A row may end before the header does (a spreadsheet drops trailing empty cells): a
+    # cell it does not have is an empty one.
+    row = {name: value or "" for name, value in row.items()}
+    wrong = [_formula(name, value) for name, value in row.items() if _FORMULA.match(value)]
+    cells = {name: _spreadsheet_cell(value) for name, value in row.items()}
+    try:
+        record = case_record(cells, source, line, check=check)
+    except CaseFileError as exc:
+        wrong.append(exc.message)
+    if wrong:
+        raise CaseFileError(source, line, "; ".join(wrong))
+    return record
 
 
 def case_record(
@@ -207,20 +292,17 @@ def _content_hash(given: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _spreadsheet_cell(name: str, value: str, source: str, line: int) -> str:
+def _spreadsheet_cell(value: str) -> str:
     if value.startswith("'") and _FORMULA.match(value[1:]):
         return value[1:]
-    if _FORMULA.match(value):
-        raise CaseFileError(
-            source,
-            line,
-            _(
-                "%(column)s looks like a spreadsheet formula (%(start)s); "
-                "start the cell with ' to keep it as text"
-            )
-            % {"column": name, "start": repr(value[:20])},
-        )
     return value
+
+
+def _formula(name: str, value: str) -> str:
+    return _(
+        "%(column)s looks like a spreadsheet formula (%(start)s); "
+        "start the cell with ' to keep it as text"
+    ) % {"column": name, "start": repr(value[:20])}
 
 
 def formula_safe(value: str) -> str:

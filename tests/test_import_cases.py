@@ -399,7 +399,8 @@ def test_each_bad_row_says_what_is_wrong_in_chinese(tmp_path, settings, line, me
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        ("cases.csv", "title,rootCause\na,b,c\n", "cases.csv:2: 单元格数多于列数"),
+        ("cases.csv", "title,rootCause,solution\na,b,c,d\n", "cases.csv:2: 单元格数多于列数"),
+        ("cases.csv", "title,rootCause\na,b\n", "cases.csv:1: 缺少的列：solution"),
         ("cases.csv", "", "cases.csv:1: 空文件：第一行应写出各列的列名"),
         (
             "cases.csv",
@@ -415,7 +416,7 @@ def test_each_bad_row_says_what_is_wrong_in_chinese(tmp_path, settings, line, me
             "disk.md: 没有现象或根因章节（现象 / 根因 / root cause）",
         ),
     ],
-    ids=["cells", "empty", "formula", "no title", "other kind", "no root cause"],
+    ids=["cells", "columns", "empty", "formula", "no title", "other kind", "no root cause"],
 )
 def test_each_bad_file_says_what_is_wrong_in_chinese(
     tmp_path, settings, name, content, message

@@ -72,8 +72,9 @@ class CaseImportMixin:
             created_by=request.user.get_username(),
             dry_run=dry_run,
         )
-        if outcome.error:
-            form.errors["file"] = form.error_class([outcome.error])
+        if outcome.problems:
+            # Every bad row (up to the service's limit), so the file is fixed in one go.
+            form.errors["file"] = form.error_class(outcome.problems)
             return self._render(request, form, status=400)
         message = (
             _g(

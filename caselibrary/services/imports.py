@@ -1,11 +1,13 @@
 """Importing cases from files: JSONL and CSV rows, and folders of Markdown runbooks.
 
-Each file is imported whole or not at all (one transaction; the first bad row names its
-file and line and rolls the file back). Importing the same source again updates its case
-and never adds a second one: a runbook is known by its path from the working directory
-(its content hash says whether it changed), a row by its `caseId` when it has one, else
-by its file's path and the row's content hash. `dry_run` does every check and every
-write, then rolls back.
+Each file is imported whole or not at all (one transaction). Every row is checked, and
+written, even after a bad one, so that every bad row is told (its file and line, the first
+PROBLEMS_SHOWN of a file's) and a second run finds nothing new; a file with any bad row is
+rolled back. A problem of the whole file (not UTF-8, not CSV, its columns) is told alone.
+Importing the same source again updates its case and never adds a second one: a runbook
+is known by its path from the working directory (its content hash says whether it
+changed), a row by its `caseId` when it has one, else by its file's path and the row's
+content hash. `dry_run` does every check and every write, then rolls back.
 What goes wrong is told in the active language: the admin's, or LANGUAGE_CODE for
 `import_cases` (Django runs a command in it).
 """
@@ -21,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from caselibrary.case_files import (
     CaseFileError,
+    CaseFileProblems,
     CaseRecord,
     case_record,
     decode,
@@ -50,7 +53,8 @@ class FileOutcome:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
-    error: str | None = None
+    # What is wrong with the file, each with its line: nothing of it was imported.
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -63,7 +67,7 @@ class ImportOutcome:
 
     @property
     def failed(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.error]
+        return [f for f in self.files if f.problems]
 
 
 @dataclass(frozen=True)
@@ -149,35 +153,43 @@ def cases_import_file(
     given, as for an upload, which has a name and no path)."""
     outcome = FileOutcome(source=source)
     try:
-        keyed = _read(data, source)
-        if key is not None and key != source:
-            # What an earlier release knew the file by (its name, or its path within the
-            # folder imported) is read when the key finds nothing.
-            keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
-        with transaction.atomic():
-            categories = set(FaultCategory.objects.values_list("code", flat=True))
-            for item in keyed:
-                result = _upsert(item, created_by=created_by, categories=categories)
-                setattr(outcome, result, getattr(outcome, result) + 1)
-            if dry_run:
-                transaction.set_rollback(True)
+        keyed, problems = _read(data, source)
     except CaseFileError as exc:
-        return FileOutcome(source=source, error=str(exc))
+        return FileOutcome(source=source, problems=[str(exc)])
+    if key is not None and key != source:
+        # What an earlier release knew the file by (its name, or its path within the
+        # folder imported) is read when the key finds nothing.
+        keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
+    with transaction.atomic():
+        categories = set(FaultCategory.objects.values_list("code", flat=True))
+        for item in keyed:
+            try:
+                result = _upsert(item, created_by=created_by, categories=categories)
+            except CaseFileError as exc:
+                problems.add(exc)
+                continue
+            setattr(outcome, result, getattr(outcome, result) + 1)
+        if problems or dry_run:
+            transaction.set_rollback(True)
+    if problems:
+        return FileOutcome(source=source, problems=problems.messages())
     return outcome
 
 
-def _read(data: bytes, source: str) -> list[_Keyed]:
+def _read(data: bytes, source: str) -> tuple[list[_Keyed], CaseFileProblems]:
+    """The file's good records and its bad rows' problems; CaseFileError when the file
+    as a whole cannot be read."""
     suffix = Path(source).suffix.lower()
     text = decode(data, source)
     if suffix == ".jsonl":
-        records = read_jsonl(text, source)
+        records, problems = read_jsonl(text, source)
     elif suffix == ".csv":
-        records = read_csv(text, source)
+        records, problems = read_csv(text, source)
     elif suffix == ".md":
-        return [_runbook(text, source)]
+        return [_runbook(text, source)], CaseFileProblems(source)
     else:
         raise CaseFileError(source, None, _("not a case file (.jsonl, .csv or .md)"))
-    return [_Keyed(r, source, r.content_hash, by_path=False) for r in records]
+    return [_Keyed(r, source, r.content_hash, by_path=False) for r in records], problems
 
 
 def _runbook(text: str, source: str) -> _Keyed:
@@ -193,12 +205,13 @@ def _runbook(text: str, source: str) -> _Keyed:
     solution = runbook.solution or "\n\n".join(
         f"{heading}\n\n{body}" for heading, body in runbook.extra_sections if body
     )
+    missing = []
     if not root_cause.strip():
-        raise CaseFileError(
-            source, None, _("no symptoms or root-cause section (现象 / 根因 / root cause)")
-        )
+        missing.append(_("no symptoms or root-cause section (现象 / 根因 / root cause)"))
     if not solution.strip():
-        raise CaseFileError(source, None, _("no solution section (处理步骤 / 解决方案 / solution)"))
+        missing.append(_("no solution section (处理步骤 / 解决方案 / solution)"))
+    if missing:
+        raise CaseFileError(source, None, "; ".join(missing))
     case = {
         "title": runbook.title,
         "rootCause": root_cause,
@@ -236,20 +249,23 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
         "error_code": normalise_error_code(record.error_code) if record.error_code else None,
         "diagnosis_id": record.session_id,
     }
-    case, source = _existing(item)
     try:
-        if case is None:
-            case = _create(record, wanted, created_by=created_by)
-            result = "created"
-        else:
-            changes = {k: v for k, v in wanted.items() if _differs(getattr(case, k), v)}
-            if record.session_id is None:
-                changes.pop("diagnosis_id", None)  # a row without one keeps the case's
-            if changes:
-                case_update(case=case, updated_by=created_by, **changes)
-            result = "updated" if changes else "unchanged"
-        if record.case_id is None:
-            _remember(case, item, source)
+        # A savepoint per row: a row the database refuses is undone alone, and the rows
+        # after it are still written, so that each is checked as the import would write it.
+        with transaction.atomic():
+            case, source = _existing(item)
+            if case is None:
+                case = _create(record, wanted, created_by=created_by)
+                result = "created"
+            else:
+                changes = {k: v for k, v in wanted.items() if _differs(getattr(case, k), v)}
+                if record.session_id is None:
+                    changes.pop("diagnosis_id", None)  # a row without one keeps the case's
+                if changes:
+                    case_update(case=case, updated_by=created_by, **changes)
+                result = "updated" if changes else "unchanged"
+            if record.case_id is None:
+                _remember(case, item, source)
     except ValidationError as exc:
         raise CaseFileError(item.name, record.line, "; ".join(exc.messages)) from None
     except IntegrityError:
@@ -323,9 +339,11 @@ def _remember(case: CaseLibrary, item: _Keyed, source: CaseImportSource | None) 
 
 
 def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:
-    """What an import did, for people: one line per failed file, then the totals."""
+    """What an import did, for people: one line per problem of each failed file (its
+    file and line), then the totals."""
     for failed in outcome.failed:
-        yield _("skipped %(error)s") % {"error": failed.error}
+        for problem in failed.problems:
+            yield _("skipped %(error)s") % {"error": problem}
     summary = (
         _(
             "%(files)d file(s): %(created)d case(s) would be created, %(updated)d updated, "

@@ -24,7 +24,8 @@ class Command(ServiceCommand):
         "Import cases from PATH: a .jsonl or .csv file with the API's case fields, a "
         "Markdown runbook, or a folder of them (searched recursively). The same source "
         "imported again updates its case: a file is known by its path from the working "
-        "directory, so import from one place. Each file is imported whole or not at all."
+        "directory, so import from one place. Each file is imported whole or not at all; "
+        "every bad row of a file is reported."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -53,11 +54,11 @@ class Command(ServiceCommand):
             outcome = cases_import_path(
                 path=path, created_by=user, dry_run=dry_run, on_file=lambda _: bar.update()
             )
-        *skipped, summary = outcome_lines(outcome)
-        for line in skipped:
+        *problems, summary = outcome_lines(outcome)
+        for line in problems:
             self.stderr.write(line)
         self.stdout.write(summary)
-        if skipped:
+        if outcome.failed:
             raise CommandError(
-                _("%(count)d file(s) not imported: see above") % {"count": len(skipped)}
+                _("%(count)d file(s) not imported: see above") % {"count": len(outcome.failed)}
             )
