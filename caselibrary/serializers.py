@@ -76,6 +76,78 @@ class CaseSearchInput(StrictInputSerializer):
     )
 
 
+EXPLAIN_ONLY = "Only when the request asks `explain: true`; absent otherwise. "
+
+
+class PassageOutput(serializers.Serializer):
+    kind = serializers.CharField(
+        help_text="Which part of the case: title, description, root_cause, solution or section."
+    )
+    text = serializers.CharField(help_text="The passage as indexed.")
+
+
+class CaseHitExplainOutput(serializers.Serializer):
+    """Why a case was found: its best passage's place in each ranking, and its figures."""
+
+    lexicalRank = serializers.IntegerField(
+        allow_null=True,
+        help_text="The passage's rank (from 1) in the lexical (BM25) ranking; null when that "
+        "ranking did not return it.",
+    )
+    denseRank = serializers.IntegerField(
+        allow_null=True,
+        help_text="The passage's rank (from 1) in the dense (embedding) ranking; null when "
+        "that ranking did not return it.",
+    )
+    fusedScore = serializers.FloatField(
+        help_text="What similar hits are ordered by: the reciprocal-rank fusion of both "
+        "rankings plus CASE_SEARCH_COVERAGE_WEIGHT x termCoverage."
+    )
+    cosine = serializers.FloatField(
+        allow_null=True,
+        help_text="The case's best cosine to the query; null when no passage of the case is "
+        "among the dense ranking's.",
+    )
+    termCoverage = serializers.FloatField(
+        allow_null=True,
+        help_text="The share (0-1) of the query's terms the passage holds; null when the "
+        "query has no search term or no passage matched.",
+    )
+    passage = PassageOutput(
+        allow_null=True,
+        help_text="The passage that matched; null for an exact hit no ranking returned.",
+    )
+
+
+class NearestSimilarOutput(serializers.Serializer):
+    caseId = serializers.CharField()
+    title = serializers.CharField()
+    offered = serializers.BooleanField(help_text="Whether it is among the hits.")
+    peak = serializers.FloatField(
+        allow_null=True,
+        help_text="Its cosine above the query's to unrelated text; null without a cosine.",
+    )
+    termCoverage = serializers.FloatField(allow_null=True)
+    cosine = serializers.FloatField(allow_null=True)
+
+
+class SearchExplainOutput(serializers.Serializer):
+    """Why the answer is what it is: the decision's bars and how the nearest case fared."""
+
+    # A similar case is offered when its peak or its term coverage reaches its bar.
+
+    minPeak = serializers.FloatField(help_text="The bar for `nearestSimilar.peak`.")
+    minTermCoverage = serializers.FloatField(help_text="The bar for `nearestSimilar.termCoverage`.")
+    unknownNames = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The query's names no case mentions; with one, no similar case is offered.",
+    )
+    nearestSimilar = NearestSimilarOutput(
+        allow_null=True,
+        help_text="The best similar case, offered or not; null when no case came near.",
+    )
+
+
 class CaseHitOutput(serializers.Serializer):
     caseId = serializers.CharField(source="case.case_id")
     title = serializers.CharField(source="case.title")
@@ -89,11 +161,15 @@ class CaseHitOutput(serializers.Serializer):
         "dense ranking kept; the share of the query's terms it holds in a degraded search)."
     )
     matchLevel = serializers.ChoiceField(["L0", "L1"], source="match_level")
+    explain = CaseHitExplainOutput(
+        required=False,
+        help_text=EXPLAIN_ONLY + "Why this case was found.",
+    )
 
     def to_representation(self, instance):  # type: ignore[no-untyped-def]
         data = super().to_representation(instance)
-        if instance.explain is not None:
-            data["explain"] = instance.explain
+        if instance.explain is None:
+            del data["explain"]
         return data
 
 
@@ -112,9 +188,14 @@ class CaseSearchOutput(serializers.Serializer):
         source="found.degraded",
         help_text="The embedding model failed: the hits were ranked by their terms alone.",
     )
+    explain = SearchExplainOutput(
+        source="found.explain",
+        required=False,
+        help_text=EXPLAIN_ONLY + "Why the answer is what it is, NONE included.",
+    )
 
     def to_representation(self, instance):  # type: ignore[no-untyped-def]
         data = super().to_representation(instance)
-        if instance.found.explain is not None:
-            data["explain"] = instance.found.explain
+        if instance.found.explain is None:
+            del data["explain"]
         return data

@@ -91,7 +91,10 @@ class CaseViewSet(ApiViewSet):
             "the query is a case's title. L1: similar wording in title, root cause and "
             "solution. With `sessionId` (a RUNNING session) the search is recorded as its "
             "`CaseLibrarySearch` tool invocation, so the hit counts in the session's evidence "
-            "score, and a repeated recall in the same session is flagged."
+            "score, and a repeated recall in the same session is flagged. With `explain: "
+            "true` each hit carries `explain` (its lexical and dense ranks, its figures and "
+            "the passage that matched) and the response its own `explain` (the decision's "
+            "bars, the nearest similar case); without it neither is present."
         ),
         request=CaseSearchInput,
         responses={200: CaseSearchOutput, **error_responses(400, 401, 403, 404, 409, 413, 415)},

@@ -1,5 +1,6 @@
 """OpenAPI pieces shared by the apps' views."""
 
+import copy
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -17,8 +18,20 @@ _ERROR_DESCRIPTIONS = {
     413: "Request body larger than the configured limit.",
     415: "Body is not application/json.",
     429: "Too many requests for this API key.",
-    503: "The database is unreachable; retry later.",
+    503: (
+        "The database or the cache (Redis) cannot be reached: the request can be sent again "
+        "after `Retry-After` seconds."
+    ),
 }
+
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before sending the request again.",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+_OPERATIONS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 
 def error_responses(*codes: int, serializer: type = ErrorSerializer) -> dict[int, OpenApiResponse]:
@@ -69,3 +82,59 @@ def nullable_references_typed(result: dict, generator: Any, request: Any, public
     if rewritten:
         schemas.setdefault("NullEnum", {"enum": [None]})
     return result
+
+
+def responses_every_operation_can_give(
+    result: dict, generator: Any, request: Any, public: bool
+) -> dict:
+    """A postprocessing hook: the error responses an operation gives whatever its view
+    does, documented here once instead of in each view's `extend_schema`.
+
+    - 503 on every /api/ operation: config.middleware.DatabaseUnavailableMiddleware
+      answers it to any request when the database or the cache cannot be reached (every
+      request reads the cache for its API key).
+    - 401, 403 and 429 on an operation whose view authenticates, checks permissions or
+      throttles, when its `extend_schema` did not document them already.
+    - The `Retry-After` header on every 429 and 503.
+
+    An added response has the body of the operation's other errors: the middleware and
+    the exception handlers both answer in the endpoint's own error shape (the feedback
+    contract's on /api/feedback).
+    """
+    endpoints = getattr(generator, "endpoints", None) or []
+    views = {(path, method.lower()): callback.cls for path, _, method, callback in endpoints}
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method not in _OPERATIONS:
+                continue
+            responses = operation.setdefault("responses", {})
+            content = _error_content(responses)
+            for code in _errors_of(path, views.get((path, method))):
+                responses.setdefault(
+                    str(code),
+                    {"description": _ERROR_DESCRIPTIONS[code], "content": copy.deepcopy(content)},
+                )
+            for code in ("429", "503"):
+                if code in responses:
+                    responses[code].setdefault("headers", {}).update(copy.deepcopy(_RETRY_AFTER))
+    return result
+
+
+def _errors_of(path: str, view: Any) -> list[int]:
+    codes = [503] if path.startswith("/api/") else []
+    if view is not None:
+        if getattr(view, "authentication_classes", None):
+            codes.append(401)
+        if getattr(view, "permission_classes", None):
+            codes.append(403)
+        if getattr(view, "throttle_classes", None):
+            codes.append(429)
+    return codes
+
+
+def _error_content(responses: dict) -> dict:
+    """The body of the operation's documented errors; the common one when it has none."""
+    for code in sorted(responses):
+        if code.startswith("4") and "content" in responses[code]:
+            return responses[code]["content"]
+    return {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}

@@ -278,10 +278,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # The default hook, then ours: nullable object references that 3.0.3 reads as nullable.
+    # The default hook, then ours: nullable object references that 3.0.3 reads as nullable;
+    # the errors every operation can give (503 and Retry-After, 401/403/429 by its view).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.openapi.nullable_references_typed",
+        "config.openapi.responses_every_operation_can_give",
     ],
     "ENUM_NAME_OVERRIDES": {
         "SessionStatusEnum": "diagnosis.models.SessionStatus",

@@ -94,9 +94,8 @@ class FeedbackViewSet(ApiViewSet):
         request={"application/json": FEEDBACK_BODY_SCHEMA},
         responses={
             200: OpenApiResponse(FeedbackResponse, description="反馈已记录"),
-            **error_responses(
-                400, 401, 403, 404, 405, 409, 413, 429, 503, serializer=FeedbackResponse
-            ),
+            # 503 (and Retry-After) as on every operation: config.openapi's hook.
+            **error_responses(400, 401, 403, 404, 405, 409, 413, 429, serializer=FeedbackResponse),
         },
     )
     def create(self, request: Request) -> Response:
