@@ -43,6 +43,15 @@ def _clear_request_tag(**kwargs: object) -> None:
 request_started.connect(_clear_request_tag, dispatch_uid="config.logging.clear_request_tag")
 
 
+class AnsweredOutageFilter(logging.Filter):
+    """Drops Django's "Service Unavailable" line for a request the outage middleware
+    answered: that middleware has logged the outage, once a minute, with its cause."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        return not (getattr(record, "status_code", None) == 503 and hasattr(request, "outage"))
+
+
 class SessionContextFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "session_id", None) is None:

@@ -2,6 +2,8 @@
 
 import logging
 import sys
+import threading
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -85,15 +87,17 @@ class DatabaseUnavailableMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, (OperationalError, InterfaceError)):
-            logger.error("database unavailable: %s", _describe(exception))
             _close_broken_connections()
             what = "database"
         elif is_cache_outage(exception):
-            # redis-py's message names the host and port, never the URL's password.
-            logger.error("cache unavailable: %s", _describe(exception))
             what = "cache"
         else:
             return None
+        # redis-py's message names the host and port, never the URL's password.
+        _outage_log.failed(what, _describe(exception))
+        # Django's own "Service Unavailable" line for this request says nothing more
+        # (config.logging.AnsweredOutageFilter drops it).
+        request.outage = what  # type: ignore[attr-defined]
         if request.path.startswith("/api/"):
             code = "service_unavailable"
             response = api_error(request, 503, code, MESSAGES[code])
@@ -102,6 +106,40 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = "5"
         return response
+
+
+class _OutageLog:
+    """An outage fails every request: one ERROR line per kind (database, cache) and
+    OUTAGE_LOG_SECONDS per process, saying how many more requests were answered 503 since
+    the last, instead of a line per request (thousands a minute under load)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}
+        self._since: dict[str, int] = {}
+
+    def failed(self, what: str, reason: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            last = self._last.get(what)
+            if last is not None and now - last < OUTAGE_LOG_SECONDS:
+                self._since[what] = self._since.get(what, 0) + 1
+                return
+            more = self._since.pop(what, 0)
+            self._last[what] = now
+        if more:
+            logger.error(
+                "%s unavailable: %s (%d more requests answered 503 since the last line)",
+                what,
+                reason,
+                more,
+            )
+        else:
+            logger.error("%s unavailable: %s", what, reason)
+
+
+OUTAGE_LOG_SECONDS = 60.0
+_outage_log = _OutageLog()
 
 
 def is_cache_outage(exception: BaseException) -> bool:

@@ -351,7 +351,10 @@ if LOG_FORMAT not in ("json", "plain"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"session": {"()": "config.logging.SessionContextFilter"}},
+    "filters": {
+        "session": {"()": "config.logging.SessionContextFilter"},
+        "answered_outage": {"()": "config.logging.AnsweredOutageFilter"},
+    },
     "formatters": {
         "json": {"()": "config.logging.JsonFormatter"},
         "plain": {
@@ -370,6 +373,7 @@ LOGGING = {
     "loggers": {
         # SQL is never logged: it can carry user data.
         "django.db.backends": {"level": "WARNING"},
+        "django.request": {"filters": ["answered_outage"]},
         # django-q2 logs every enqueue and every processed task at INFO: thousands of lines
         # a minute under load. Failures are ERRORs and still get through.
         "django-q": {"level": env_choice("Q_LOG_LEVEL", "WARNING", LOG_LEVELS)},

@@ -149,3 +149,29 @@ def test_under_gunicorn_an_outage_is_503_json_a_named_readyz_check_and_a_whole_s
     # Four failing probes: one warning when readiness changed, no ERROR per probe.
     assert "Service Unavailable: /readyz" not in logged
     assert logged.count("readiness: not ready") == 1
+
+
+@pytest.fixture
+def fresh_outage_log(monkeypatch):  # type: ignore[no-untyped-def]
+    from config import middleware
+
+    monkeypatch.setattr(middleware, "_outage_log", middleware._OutageLog())
+    return middleware
+
+
+def test_an_outage_logs_one_error_a_minute_with_the_requests_answered_since(
+    api, settings, caplog, fresh_outage_log, monkeypatch
+) -> None:
+    DiagnosisSessionFactory(session_id="c-3")
+    settings.CACHES = UNREACHABLE_CACHE
+
+    with caplog.at_level(logging.INFO):
+        statuses = [api.get("/api/sessions/c-3").status_code for _ in range(4)]
+        monkeypatch.setattr(fresh_outage_log, "OUTAGE_LOG_SECONDS", 0.0)  # a minute later
+        statuses.append(api.get("/api/sessions/c-3").status_code)
+
+    assert statuses == [503] * 5
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.name for r in errors] == ["config.middleware", "config.middleware"]
+    assert errors[0].getMessage().startswith("cache unavailable: ")
+    assert errors[1].getMessage().endswith("(3 more requests answered 503 since the last line)")
