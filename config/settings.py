@@ -6,16 +6,16 @@ django-q2 ORM broker, DEBUG off unless asked for.
 """
 
 import ipaddress
+import sys
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from config.env import (
     env_bool,
     env_choice,
-    env_database_url,
+    env_database,
     env_float,
     env_int,
     env_list,
@@ -24,6 +24,9 @@ from config.env import (
     env_regex_list,
     env_str,
     env_time_zone,
+    problem,
+    raise_problems,
+    refused,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -32,8 +35,8 @@ DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    if not DEBUG and not refused("DEBUG"):  # a bad DEBUG says nothing about the key
+        problem("SECRET_KEY", "SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
@@ -100,18 +103,12 @@ TEMPLATES = [
 dj_database_url.register("mariadb", "django.db.backends.mysql")(lambda config: config)
 
 # The databases the service runs on (docs/operations.md); another one is refused by name.
-DATABASE_URL = env_database_url(
-    env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+_database = env_database(
+    "DATABASE_URL",
+    f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
     schemes=("sqlite", "mysql", "mariadb"),
+    conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0),
 )
-try:
-    _database = dj_database_url.parse(
-        DATABASE_URL,
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0),
-        conn_health_checks=True,
-    )
-except (ValueError, dj_database_url.UnknownSchemeError) as exc:
-    raise ImproperlyConfigured(f"DATABASE_URL is not understood: {exc}") from None
 
 if _database["ENGINE"] == "django.db.backends.sqlite3":
     # The web process and qcluster write at the same time: WAL lets readers run beside
@@ -347,7 +344,7 @@ LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS)
 # json: one object per line for the log pipeline; plain: for people at a terminal.
 LOG_FORMAT = env_str("LOG_FORMAT", "plain" if DEBUG else "json")
 if LOG_FORMAT not in ("json", "plain"):
-    raise ImproperlyConfigured(f'LOG_FORMAT must be "json" or "plain", got {LOG_FORMAT!r}')
+    problem("LOG_FORMAT", f'LOG_FORMAT must be "json" or "plain", got {LOG_FORMAT!r}')
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -409,6 +406,8 @@ ATTRIBUTION_SAMPLE = env_int("ATTRIBUTION_SAMPLE", 250, minimum=10)
 
 # --- Case search (config/search_settings.py) ---------------------------------------
 
+# Read afresh each time: a copy imported by a failed read would have no problems to note.
+sys.modules.pop("config.search_settings", None)
 from config.search_settings import *  # noqa: E402, F403
 
 # --- Metrics ------------------------------------------------------------------
@@ -423,7 +422,7 @@ try:
         ipaddress.ip_network(item, strict=False) for item in METRICS_ALLOWED_IPS
     ]
 except ValueError as exc:
-    raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc}") from None
+    problem("METRICS_ALLOWED_IPS", f"METRICS_ALLOWED_IPS: {exc}")
 
 # Multi-process mode (config/metrics.py): checked, and made when missing (config/env.py).
 PROMETHEUS_MULTIPROC_DIR = env_metrics_dir("PROMETHEUS_MULTIPROC_DIR")
@@ -446,3 +445,5 @@ OTLP_RATE_LIMIT = env_rate("OTLP_RATE_LIMIT", "3000/min")
 # that does not compile stops start-up (and `manage.py check`), not the first trace.
 REDACT_PATTERNS = env_regex_list("REDACT_PATTERNS")
 REDACT_PATTERNS_EXTRA = env_regex_list("REDACT_PATTERNS_EXTRA") or []
+
+raise_problems()  # every value refused above (each reader notes its own), all at once

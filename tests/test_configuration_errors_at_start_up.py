@@ -1,0 +1,91 @@
+"""What an operator sees when the environment holds several bad settings: every process
+that starts the service names each bad variable on its own line of stderr, with no
+traceback and no secret, and exits with a non-zero status before serving anything."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.processes import free_port, stop_group
+from tests.test_settings import ROOT, production_env
+
+pytestmark = pytest.mark.integration
+
+# An unescaped "/" in the password: the URL cannot be read, and must not be echoed.
+DATABASE_URL = "mysql://app:s3cr/et@db.internal/diagnosis"
+BAD = {
+    "DATABASE_URL": DATABASE_URL,
+    "Q_POLL": "nan",
+    "LOG_LEVEL": "verbose",
+    # Read by config/search_settings.py, a module of its own.
+    "MILVUS_TIMEOUT": "soon",
+}
+EXPECTED = [
+    "Configuration error: DATABASE_URL is not understood: ",
+    "Configuration error: Q_POLL must be a finite number, got 'nan'",
+    "Configuration error: LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got "
+    "'verbose'",
+    "Configuration error: MILVUS_TIMEOUT must be a number, got 'soon'",
+]
+GUNICORN = str(Path(sys.executable).parent / "gunicorn")
+
+
+def run_until_it_exits(command: list[str]) -> subprocess.CompletedProcess:
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=production_env(**BAD),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        stop_group(process)
+        process.communicate()
+        pytest.fail(f"{command} took the bad settings and kept running")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def assert_every_bad_variable_named_plainly(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    named = [line for line in result.stderr.splitlines() if line.startswith("Configuration")]
+    assert len(named) == len(EXPECTED), result.stderr
+    for line, expected in zip(named, EXPECTED, strict=True):
+        assert line.startswith(expected), line
+    for secret in (production_env()["SECRET_KEY"], "s3cr", DATABASE_URL):
+        assert secret not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["check"], ["runserver", "127.0.0.1:0"], ["qcluster"]],
+    ids=" ".join,
+)
+def test_manage_py_names_every_bad_setting_at_once_and_nothing_else(command: list[str]) -> None:
+    result = run_until_it_exits([sys.executable, "manage.py", *command])
+
+    assert_every_bad_variable_named_plainly(result)
+    assert len(result.stderr.strip().splitlines()) == len(EXPECTED), result.stderr
+
+
+def test_gunicorn_names_every_bad_setting_once_without_a_traceback_and_exits() -> None:
+    result = run_until_it_exits(
+        [
+            GUNICORN,
+            "-c",
+            "config/gunicorn.conf.py",
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{free_port()}",
+            "--workers",
+            "2",
+        ]
+    )
+
+    assert_every_bad_variable_named_plainly(result)
