@@ -53,6 +53,15 @@ def indexer_holds_the_lease(env: dict[str, str]) -> bool:
     return manage(env, "shell", "--no-imports", "-c", LEASE_HELD).stdout.strip() == "True"
 
 
+def add_three_cases_and_wait_for_the_worker(env: dict[str, str]) -> None:
+    assert manage(env, "shell", "--no-imports", "-c", THREE_CASES).returncode == 0
+    wait_for(
+        lambda: "3 cases indexed" in manage(env, "case_index").stdout,
+        timeout=90,
+        what="the worker to index the new cases",
+    )
+
+
 @pytest.fixture
 def worker_env():  # type: ignore[no-untyped-def]
     """What the worker's environment differs in from the commands' (nothing, here)."""
@@ -97,12 +106,7 @@ def test_demo_data_loads_without_a_traceback_while_a_worker_runs(worker) -> None
 def test_a_full_reindex_with_a_worker_running_is_done_by_its_indexer_and_reported(
     worker,
 ) -> None:
-    assert manage(worker, "shell", "--no-imports", "-c", THREE_CASES).returncode == 0
-    wait_for(
-        lambda: "3 cases indexed" in manage(worker, "case_index").stdout,
-        timeout=60,
-        what="the worker to index the new cases",
-    )
+    add_three_cases_and_wait_for_the_worker(worker)
     assert indexer_holds_the_lease(worker)
 
     reindexed = manage(worker, "reindex_cases", "--all")
@@ -122,12 +126,7 @@ def test_a_full_reindex_with_a_worker_running_is_done_by_its_indexer_and_reporte
 def test_a_reindex_while_a_worker_of_another_model_runs_says_to_stop_that_worker(
     worker,
 ) -> None:
-    assert manage(worker, "shell", "--no-imports", "-c", THREE_CASES).returncode == 0
-    wait_for(
-        lambda: "3 cases indexed" in manage(worker, "case_index").stdout,
-        timeout=90,
-        what="the worker to index the new cases",
-    )
+    add_three_cases_and_wait_for_the_worker(worker)
 
     reindexed = manage(worker, "reindex_cases")
 
