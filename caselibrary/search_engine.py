@@ -154,11 +154,16 @@ def unknown_names(
     `held`: terms already known to be stored (those of the passages the search has read),
     not asked again. The store is asked for the others."""
     names: dict[str, list[str]] = {}
+    # A word of an error code the question quotes ("ERROR" of "ERROR 1205", "HTTP" of
+    # "HTTP 502") belongs to the code, which L0 answers for.
+    code_words = {w.casefold() for code in find_error_codes(query) for w in _NAME.findall(code)}
     for match in _NAME.finditer(query):
         word = match.group()
         if word in names or not any(ch.isupper() for ch in word):
             continue
-        if sum(ch.isalpha() for ch in word) < 3 or find_error_codes(word):
+        if sum(ch.isalpha() for ch in word) < 3 or word.casefold() in code_words:
+            continue
+        if find_error_codes(word):
             continue
         terms = search_terms(word).split()
         if terms:

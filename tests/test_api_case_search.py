@@ -204,6 +204,8 @@ def test_an_unknown_name_is_a_capitalised_word_none_of_whose_terms_the_library_h
     # Lowercase words, words of fewer than three letters and error codes are not asked.
     assert not {"lag", "run", "ec2", "vm"} & {t for terms in asked for t in terms}
     assert unknown_names("consumer lag keeps growing", known_terms) == []
+    # A word of a quoted error code is the code's, not a name.
+    assert unknown_names("下单报 ERROR 1205, then HTTP 502 from Kafka", known_terms) == []
     # Terms of the passages already read are not asked for again.
     asked.clear()
     assert unknown_names("MongoDB and Kafka", known_terms, held={"kafka"}) == ["MongoDB"]
