@@ -1,4 +1,5 @@
-"""The diagnosis app's admin: API keys, and the pieces every session admin shares.
+"""The diagnosis app's admin: API keys, the tool catalog, and the pieces every session
+admin shares (the task queue's lists: diagnosis/task_queue_admin.py).
 
 The sessions' own admin pages show what the other apps know about a session (its case,
 its case-library searches, the scoring factors' labels), so they are registered by the
@@ -30,6 +31,7 @@ from diagnosis.models import (
     ApiKey,
     ApiKeyScope,
     DiagnosisSession,
+    LevelRule,
     SessionStatus,
     ToolCatalogEntry,
 )
@@ -289,6 +291,26 @@ class ToolCatalogForm(forms.ModelForm):
         return pattern
 
 
+# The level rules in a few words, for the list's select (the filter beside the list and
+# the tool's page give the whole sentences): a select cannot wrap, and the longest rule
+# whole would push the list's last columns out of a 1366-pixel screen.
+LEVEL_RULE_SHORT = {
+    LevelRule.HITS: _("Docs > 0 -> L1, else NONE"),
+    LevelRule.CODE: _("Code -> L0, docs > 0 -> L1, else NONE"),
+    LevelRule.NONE: LevelRule.NONE.label,
+}
+
+
+class ToolCatalogListForm(forms.ModelForm):
+    """A row of the tool catalog's list, its level rules said in a few words."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields.get("level_rule")
+        if field is not None:
+            field.choices = [(rule, LEVEL_RULE_SHORT[rule]) for rule in LevelRule]
+
+
 @admin.register(ToolCatalogEntry)
 class ToolCatalogAdmin(admin.ModelAdmin):
     """Every tool name seen in traces. Marking a tool as retrieval, and how its match
@@ -300,3 +322,13 @@ class ToolCatalogAdmin(admin.ModelAdmin):
     list_filter = ["kind", "level_rule"]
     search_fields = ["^tool_name"]
     ordering = ["tool_name"]
+
+    class Media:
+        css = {"all": ["diagnosis/admin.css"]}
+
+    def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
+        return super().get_changelist_form(request, form=ToolCatalogListForm, **kwargs)
+
+
+# django-q2's lists, in the console's style (registered on import).
+from diagnosis import task_queue_admin  # noqa: E402, F401

@@ -237,6 +237,12 @@ def test_the_console_speaks_chinese_to_an_english_browser_until_english_is_picke
     finish(page, "language_switched_to_english")
 
 
+# The page's width, and the list's: a list wider than its box scrolls its last columns away.
+LIST_WIDTHS = """() => ({page: document.documentElement.scrollWidth, window: window.innerWidth,
+  list: document.querySelector('#changelist .results').scrollWidth,
+  box: document.querySelector('#changelist .results').clientWidth})"""
+
+
 def test_the_case_list_fits_a_1366_pixel_window(browser, live_server, operator, settings) -> None:
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
     FaultCategoryFactory(code="APPLICATION_ERROR", name="Application errors and exceptions")
@@ -258,11 +264,7 @@ def test_the_case_list_fits_a_1366_pixel_window(browser, live_server, operator, 
     page.goto(f"{page.base_url}/admin/caselibrary/caselibrary/")
     expect(page.locator("#result_list")).to_be_visible()
 
-    widths = page.evaluate(
-        "() => ({page: document.documentElement.scrollWidth, window: window.innerWidth,"
-        " list: document.querySelector('#changelist .results').scrollWidth,"
-        " box: document.querySelector('#changelist .results').clientWidth})"
-    )
+    widths = page.evaluate(LIST_WIDTHS)
     finish(page, "case_list_at_1366")
     assert widths["page"] <= widths["window"] == 1366, widths
     assert widths["list"] <= widths["box"], widths
@@ -361,11 +363,7 @@ def test_the_bad_case_list_fits_a_1366_pixel_window_with_each_session_id_on_one_
     page.goto(f"{page.base_url}/admin/feedback/badcase/")
     expect(page.locator("#result_list tbody tr")).to_have_count(3)
 
-    widths = page.evaluate(
-        "() => ({page: document.documentElement.scrollWidth, window: window.innerWidth,"
-        " list: document.querySelector('#changelist .results').scrollWidth,"
-        " box: document.querySelector('#changelist .results').clientWidth})"
-    )
+    widths = page.evaluate(LIST_WIDTHS)
     id_lines = page.locator("#result_list tbody th.field-session_id").first.evaluate(LINES)
     # The score's label in one piece, under its badge or beside it.
     label_lines = page.locator("#result_list tbody .confident-but-wrong").first.evaluate(LINES)

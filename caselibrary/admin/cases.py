@@ -31,6 +31,7 @@ from caselibrary.admin.forms import (
     SESSION_NOT_FOUND,
     CaseActionForm,
     CaseForm,
+    CaseListForm,
 )
 from caselibrary.admin.imports import CaseImportMixin
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
@@ -178,7 +179,7 @@ class CaseLibraryAdmin(
         return response
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
-        return super().get_changelist_form(request, form=CaseForm, **kwargs)
+        return super().get_changelist_form(request, form=CaseListForm, **kwargs)
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str

@@ -97,3 +97,15 @@ class CaseForm(forms.ModelForm):
         if self.solution_is_root_cause and "root_cause" in changed and "solution" not in changed:
             changed["solution"] = changed["root_cause"]
         return changed
+
+
+class CaseListForm(CaseForm):
+    """A row of the case list. Its category column is narrow: the select names each
+    category by its code, whole, rather than cutting "CODE · name" short; the filter
+    beside the list pairs every code with its name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields.get("fault_category")
+        if field is not None:
+            field.choices = [(code, code) for code, _label in field.choices]

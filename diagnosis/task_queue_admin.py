@@ -1,0 +1,70 @@
+"""django-q2's task-queue lists (successful, failed, scheduled and queued tasks) in the
+console's style: its stylesheet, so they fit a 1366-pixel screen like the other lists, and
+a task's function path free to wrap after its dots. django-q2 registers its admins when
+its admin module is imported; they are registered again here with these changes."""
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy as _
+from django_q.admin import FailAdmin, QueueAdmin, ScheduleAdmin, TaskAdmin
+from django_q.models import Failure, OrmQ, Schedule, Success
+
+
+def dotted_path(path: str | None) -> SafeString | str:
+    """A task's function (evaluation.tasks.session_score), free to wrap after its dots
+    rather than inside a name."""
+    if not path:
+        return "-"
+    return format_html_join(mark_safe(".<wbr>"), "{}", ((part,) for part in path.split(".")))
+
+
+class TaskListMixin(admin.ModelAdmin):
+    """django-q2's lists with the console's styles (they fit a 1366-pixel screen like the
+    others) and the function's path wrapping after its dots."""
+
+    class Media:
+        css = {"all": ["diagnosis/admin.css"]}
+
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        return [
+            "func_column" if name == "func" else name for name in super().get_list_display(request)
+        ]
+
+    @admin.display(description=_("Function"), ordering="func")
+    def func_column(self, obj: Any) -> SafeString | str:
+        return dotted_path(obj.func)
+
+
+class SuccessAdmin(TaskListMixin, TaskAdmin):
+    pass
+
+
+class FailureAdmin(TaskListMixin, FailAdmin):
+    pass
+
+
+class ScheduleListAdmin(TaskListMixin, ScheduleAdmin):
+    pass
+
+
+class QueuedTaskAdmin(TaskListMixin, QueueAdmin):
+    # Read from the signed payload: not a column the database can sort.
+    @admin.display(description=_("Function"))
+    def func_column(self, obj: OrmQ) -> SafeString | str:
+        return dotted_path(obj.func())
+
+
+for _model, _model_admin in (
+    (Success, SuccessAdmin),
+    (Failure, FailureAdmin),
+    (Schedule, ScheduleListAdmin),
+    (OrmQ, QueuedTaskAdmin),
+):
+    # The queued tasks have a list only with the ORM broker (not with Redis).
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+        admin.site.register(_model, _model_admin)
