@@ -195,6 +195,20 @@ def test_every_bad_file_of_a_folder_is_told_and_the_good_ones_are_imported(tmp_p
     assert list(CaseLibrary.objects.values_list("title", flat=True)) == [ROW["title"]]
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["import", "dry-run"])
+def test_a_dry_run_of_a_folder_tells_what_the_import_would_between_its_files(
+    tmp_path, dry_run
+) -> None:
+    # Each file is good alone; the second repeats the first's session.
+    jsonl(tmp_path / "a.jsonl", {**ROW, "sessionId": "sess-2"})
+    jsonl(tmp_path / "b.jsonl", {**ROW, "title": "同一会话", "sessionId": "sess-2"})
+
+    told = failing(str(tmp_path), *(["--dry-run"] if dry_run else []))
+
+    assert told == ["skipped b.jsonl:1: another case has this sessionId or source"]
+    assert CaseLibrary.objects.count() == (0 if dry_run else 1)
+
+
 def test_the_command_tells_every_problem_in_chinese(tmp_path, settings) -> None:
     settings.LANGUAGE_CODE = "zh-hans"
     path = jsonl(tmp_path / "cases.jsonl", *({**ROW, "colour": "red"} for _ in range(52)))

@@ -13,6 +13,7 @@ What goes wrong is told in the active language: the admin's, or LANGUAGE_CODE fo
 """
 
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -123,20 +124,24 @@ def cases_import_path(
     dry_run: bool = False,
     on_file: Callable[[str], None] | None = None,
 ) -> ImportOutcome:
-    """Import every case file at `path`; a bad file is reported and skipped."""
+    """Import every case file at `path`; a bad file is reported and skipped. A dry run
+    writes every file, each seeing the files before it as the import would (a session
+    two files claim is refused in the second), then rolls them all back."""
     outcome = ImportOutcome(dry_run=dry_run)
-    for file in case_files_in(path):
-        outcome.files.append(
-            cases_import_file(
-                data=file.path.read_bytes(),
-                source=file.source,
-                key=file.key,
-                created_by=created_by,
-                dry_run=dry_run,
+    with transaction.atomic() if dry_run else nullcontext():
+        for file in case_files_in(path):
+            outcome.files.append(
+                cases_import_file(
+                    data=file.path.read_bytes(),
+                    source=file.source,
+                    key=file.key,
+                    created_by=created_by,
+                )
             )
-        )
-        if on_file:
-            on_file(file.source)
+            if on_file:
+                on_file(file.source)
+        if dry_run:
+            transaction.set_rollback(True)
     return outcome
 
 
