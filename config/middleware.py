@@ -83,7 +83,11 @@ class DatabaseUnavailableMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        response = self.get_response(request)
+        if 200 <= response.status_code < 300 and request.path.startswith(_SERVED_WITH_BOTH):
+            # An API or OTLP request answered 2xx read its key (the cache) and the database.
+            _outage_log.over()
+        return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, (OperationalError, InterfaceError)):
@@ -93,11 +97,7 @@ class DatabaseUnavailableMiddleware:
             what = "cache"
         else:
             return None
-        # redis-py's message names the host and port, never the URL's password.
-        _outage_log.failed(what, _describe(exception))
-        # Django's own "Service Unavailable" line for this request says nothing more
-        # (config.logging.AnsweredOutageFilter drops it).
-        request.outage = what  # type: ignore[attr-defined]
+        outage_answered(request, what, exception)
         if request.path.startswith("/api/"):
             code = "service_unavailable"
             response = api_error(request, 503, code, MESSAGES[code])
@@ -108,10 +108,26 @@ class DatabaseUnavailableMiddleware:
         return response
 
 
+def outage_answered(request: HttpRequest, what: str, exception: BaseException) -> None:
+    """Log that `request` is answered 503 because the `what` ("database", "cache") cannot
+    be reached, once a minute per process (_OutageLog), and mark the request so that
+    Django's own "Service Unavailable" line for it, which says nothing more, is dropped
+    (config.logging.AnsweredOutageFilter)."""
+    # redis-py's message names the host and port, never the URL's password.
+    _outage_log.failed(what, _describe(exception))
+    request.outage = what  # type: ignore[attr-defined]
+
+
+# Paths whose 2xx answer shows the database and the cache both answer (an API key is read).
+_SERVED_WITH_BOTH = ("/api/", "/v1/traces")
+
+
 class _OutageLog:
     """An outage fails every request: one ERROR line per kind (database, cache) and
     OUTAGE_LOG_SECONDS per process, saying how many more requests were answered 503 since
-    the last, instead of a line per request (thousands a minute under load)."""
+    the last, instead of a line per request (thousands a minute under load); and, at the
+    first request served after it, one line saying it is over and how many 503s were not
+    counted yet."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -136,6 +152,19 @@ class _OutageLog:
             )
         else:
             logger.error("%s unavailable: %s", what, reason)
+
+    def over(self) -> None:
+        if not self._last:  # no outage: the usual case, read without the lock
+            return
+        with self._lock:
+            ended = {what: self._since.pop(what, 0) for what in self._last}
+            self._last.clear()
+        for what, more in ended.items():
+            logger.warning(
+                "%s available again (%d more requests answered 503 since the last line)",
+                what,
+                more,
+            )
 
 
 OUTAGE_LOG_SECONDS = 60.0

@@ -7,15 +7,13 @@ as the OTLP specification says. Authentication is the API's: `Authorization: Api
 allows ingest.
 """
 
-import logging
-
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 
-from config.middleware import is_cache_outage
+from config.middleware import is_cache_outage, outage_answered
 from config.throttling import WindowCountThrottle
 from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
@@ -24,8 +22,6 @@ from diagnosis.otlp_mapping import span_count, spans_read
 from diagnosis.otlp_services import traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
 from diagnosis.redaction import redactor
-
-logger = logging.getLogger(__name__)
 
 # Exporters retry 429 and 503 after this many seconds (when the limiter says none).
 RETRY_AFTER_SECONDS = 5
@@ -64,11 +60,8 @@ def traces_view(request: HttpRequest) -> HttpResponse:
             what = "cache"
         else:
             raise
-        logger.error(
-            "spans not stored (%s unavailable), the exporter will retry: %s",
-            what,
-            exc.__class__.__name__,
-        )
+        # Logged once a minute, as the API's outages are; the exporter retries.
+        outage_answered(request, what, exc)
         encoding = getattr(request, "otlp_encoding", None)
         response = _error(encoding, 503, "服务暂不可用，请稍后重试")
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)

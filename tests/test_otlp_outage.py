@@ -3,6 +3,7 @@ OTLP form (a google.rpc.Status in the request's encoding), never the plain-text 
 other paths."""
 
 import json
+import logging
 import urllib.error
 import urllib.request
 
@@ -80,3 +81,24 @@ def test_spans_sent_while_the_cache_is_unreachable_get_an_otlp_503_and_retry_aft
     status = _status_of(response)
     assert (status.code, status.message) == (14, "服务暂不可用，请稍后重试")  # UNAVAILABLE
     assert not (DiagnosisSession.objects.exists() or Span.objects.exists())
+
+
+@pytest.mark.django_db
+def test_spans_refused_for_an_outage_log_one_error_a_minute_not_two_per_batch(
+    make_client, settings, caplog, monkeypatch
+) -> None:
+    from config import middleware
+
+    monkeypatch.setattr(middleware, "_outage_log", middleware._OutageLog())
+    key = make_client("agent").raw_key
+    settings.CACHES = UNREACHABLE_CACHE
+    run = export(span("agent", trace_id=new_trace_id(), attributes={"session.id": "c-2"}))
+
+    with caplog.at_level(logging.INFO):
+        statuses = [post(Client(), run, key=key).status_code for _ in range(5)]
+
+    assert statuses == [503] * 5
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [(r.name, r.getMessage().split(":")[0]) for r in errors] == [
+        ("config.middleware", "cache unavailable")
+    ]

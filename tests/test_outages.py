@@ -175,3 +175,23 @@ def test_an_outage_logs_one_error_a_minute_with_the_requests_answered_since(
     assert [r.name for r in errors] == ["config.middleware", "config.middleware"]
     assert errors[0].getMessage().startswith("cache unavailable: ")
     assert errors[1].getMessage().endswith("(3 more requests answered 503 since the last line)")
+
+
+def test_the_first_request_served_after_an_outage_says_it_is_over_with_the_uncounted_503s(
+    api, settings, caplog, fresh_outage_log
+) -> None:
+    DiagnosisSessionFactory(session_id="c-4")
+    working_caches = settings.CACHES
+    settings.CACHES = UNREACHABLE_CACHE
+
+    with caplog.at_level(logging.INFO):
+        refused = [api.get("/api/sessions/c-4").status_code for _ in range(3)]
+        settings.CACHES = working_caches
+        served = [api.get("/api/sessions/c-4").status_code for _ in range(2)]
+
+    assert (refused, served) == ([503] * 3, [200, 200])
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "config.middleware"]
+    assert lines[0][0] == "ERROR" and lines[0][1].startswith("cache unavailable: ")
+    assert lines[1:] == [
+        ("WARNING", "cache available again (2 more requests answered 503 since the last line)")
+    ]
