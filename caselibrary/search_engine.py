@@ -38,7 +38,7 @@ from caselibrary.search_backends.base import (
     rrf_fuse,
 )
 from caselibrary.search_glossary import counterparts
-from caselibrary.search_text import normalise_text, search_terms, text_key
+from caselibrary.search_text import CODE_PREFIX, normalise_text, search_terms, text_key
 
 L0 = "L0"
 L1 = "L1"
@@ -139,6 +139,13 @@ def exact_case_ids(
 
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[.\-/+:][A-Za-z0-9_]+)*")
+
+
+def code_word_terms(query: str) -> set[str]:
+    """The plain search terms of the words of the error codes `query` quotes ("error" of
+    "ERROR 1205", "java" and "lang" of "java.lang.OutOfMemoryError"), not the codes'."""
+    words = " ".join(w for code in find_error_codes(query) for w in _NAME.findall(code))
+    return {term for term in search_terms(words).split() if not term.startswith(CODE_PREFIX)}
 
 
 def unknown_names(
@@ -262,7 +269,10 @@ def rank_cases(
     for case_id in exact:
         best.setdefault(case_id, ("", 0.0))
     texts = _passages([pid for pid, _ in list(best.values())[: limit + len(exact) + 10] if pid])
-    query_terms = set(terms.split())
+    # The words of an error code the question quotes are the code's ("ERROR" of "ERROR
+    # 9999"): the code term counts, its words do not count again, or any case saying
+    # "error" would hold half of "ERROR 9999".
+    query_terms = set(terms.split()) - code_word_terms(query)
     # A question's term is in a passage when it or a glossary counterpart is.
     alternatives = {term: {term, *counterparts([term])} for term in query_terms}
     # Each case's best cosine, in one pass over the dense ranking.

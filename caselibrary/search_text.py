@@ -44,6 +44,7 @@ EN_STOPWORDS = _words(
     very via was we were what when where which while who whom why will with would yet
     you your yours issue issues problem problems help anybody something someone happen
     happened happening going started starts start suddenly again lot lots many much
+    error errors
     """
 )
 ZH_STOPWORDS = _words(

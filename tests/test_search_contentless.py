@@ -45,3 +45,31 @@ def test_a_case_with_words_is_still_found_by_them(api, library) -> None:
     body = api.post(URL, {"query": "Redis 写满了，写入报 OOM"}, format="json").json()
 
     assert body["hits"][0]["caseId"] == library["redis"].case_id
+
+
+@pytest.fixture
+def generic_library(db):  # type: ignore[no-untyped-def]
+    """Cases that say "error" and "HTTP" in passing, none about the codes asked for."""
+    CaseLibraryFactory(
+        title="短信发送失败",
+        error_code=None,
+        root_cause="短信网关返回 HTTP 429，调用方没有退避，error 日志刷屏。",
+        solution="1. 按网关限额退避重试\n2. 降低 error 日志级别",
+    )
+    CaseLibraryFactory(
+        title="NullPointerException in order-service after a release",
+        error_code=None,
+        root_cause="A new field was read before it was set; every request logged an error.",
+        solution="1. Roll back\n2. Default the field",
+    )
+    case_index_build()
+
+
+@pytest.mark.parametrize("query", ["ERROR 9999", "error", "Errors", "HTTP 418"])
+def test_one_generic_word_a_case_says_in_passing_is_no_similar_case(
+    api, generic_library, query
+) -> None:
+    body = api.post(URL, {"query": query}, format="json").json()
+
+    assert body["matchLevel"] == "NONE", body
+    assert body["hits"] == []

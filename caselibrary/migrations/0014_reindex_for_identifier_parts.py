@@ -2,7 +2,8 @@ from django.db import migrations
 
 # The tokenizer now also cuts a name joined by underscores into its words
 # (`Seconds_Behind_Master` -> seconds, behind, master, and the name itself), so a question
-# in words finds the case that quotes the setting or status field. The passages stored
+# in words finds the case that quotes the setting or status field; and "error" is no
+# search term any more (like 报错, it says nothing about which fault). The passages stored
 # before have the whole name only: every case goes back into the indexer's queue. Its
 # vectors are kept (the texts did not change, so nothing is embedded again) and searches
 # keep answering from the old passages until each case's new ones replace them.
