@@ -14,7 +14,9 @@ Every problem is told in the active language (the admin's, or LANGUAGE_CODE for
 `import_cases`), after its file and line. A bad row does not stop the reading: every row is
 checked, and every bad one told (the first PROBLEMS_SHOWN of them), so that a file is fixed
 in one go. A problem of the whole file (not UTF-8, not CSV, columns missing or unknown, not
-one line of JSON) is told alone: its rows cannot be read.
+one line of JSON) is told alone: its rows cannot be read. A CSV header's names may have
+spaces around them (spreadsheets add them); a header naming a column twice is refused, its
+rows having two values for one field.
 """
 
 import bisect
@@ -23,6 +25,7 @@ import hashlib
 import io
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,7 +180,7 @@ def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems
         raise CaseFileError(source, 1, _("not a CSV file (%(reason)s)") % {"reason": exc}) from None
     if not header:
         raise CaseFileError(source, 1, _("empty file: the first line names the columns"))
-    _check_header(header, source)
+    reader.fieldnames = _check_header(header, source)
     check = CaseFileRow()
     records: list[CaseRecord] = []
     problems = CaseFileProblems(source)
@@ -205,17 +208,42 @@ def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems
     return records, problems
 
 
-def _check_header(header: list[str], source: str) -> None:
-    """A header that names no case's columns makes every row wrong: told once."""
-    unknown = [name for name in header if name not in FIELDS and name not in IGNORED_FIELDS]
-    missing = [name for name in REQUIRED_FIELDS if name not in header]
+def _check_header(header: list[str], source: str) -> list[str]:
+    """The columns' names, without the spaces around them; CaseFileError when they are
+    not a case's columns, which makes every row wrong: told once."""
+    names = [name.strip() for name in header]
+    if len(names) == 1:
+        _check_separator(names[0], source)
+    # A column named twice would keep the later cell of each row and lose the other.
+    repeated = [name for name, count in Counter(names).items() if count > 1 and name]
+    unknown = [name for name in dict.fromkeys(names) if not _known(name)]
+    missing = [name for name in REQUIRED_FIELDS if name not in names]
     wrong = []
+    if repeated:
+        wrong.append(_("repeated column(s): %(columns)s") % {"columns": ", ".join(repeated)})
     if unknown:
         wrong.append(_("unknown column(s): %(columns)s") % {"columns": ", ".join(unknown)})
     if missing:
         wrong.append(_("missing column(s): %(columns)s") % {"columns": ", ".join(missing)})
     if wrong:
         raise CaseFileError(source, 1, "; ".join(wrong))
+    return names
+
+
+def _check_separator(name: str, source: str) -> None:
+    """A header of one cell that reads as case columns once split on ";" or a tab: a
+    file saved with another separator than the comma (as spreadsheets do in some
+    languages), said so rather than as one unknown column."""
+    for separator, told in (
+        (";", _("columns are separated by ';': save the file as comma-separated CSV")),
+        ("\t", _("columns are separated by tabs: save the file as comma-separated CSV")),
+    ):
+        if separator in name and any(_known(part.strip()) for part in name.split(separator)):
+            raise CaseFileError(source, 1, told)
+
+
+def _known(name: str) -> bool:
+    return name in FIELDS or name in IGNORED_FIELDS
 
 
 def _csv_record(row: dict[str, str], source: str, line: int, check: CaseFileRow) -> CaseRecord:

@@ -217,6 +217,42 @@ def test_a_csv_with_an_unknown_column_is_refused(tmp_path) -> None:
     assert "cases.csv:1: unknown column(s): severity" in err
 
 
+def test_a_csv_naming_a_column_twice_is_refused_rather_than_keeping_one_of_its_cells(
+    tmp_path,
+) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(
+        "title,errorCode,rootCause,solution,faultCategory,faultCategory,errorCode\n"
+        "a,ORA-00060,b,c,DATABASE,NETWORK,\n",
+        "utf-8",
+    )
+
+    _, err = failing(str(path))
+
+    assert err.splitlines() == ["skipped cases.csv:1: repeated column(s): errorCode, faultCategory"]
+    assert not CaseLibrary.objects.exists()
+
+
+def test_a_csv_header_with_spaces_around_its_names_is_read_as_without_them(tmp_path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(
+        "title, rootCause , solution,\tfaultCategory\n"
+        "交换机端口 flapping,光模块老化,更换光模块,NETWORK\n",
+        "utf-8",
+    )
+
+    out, _ = run(str(path))
+
+    assert "1 case(s) were created" in out
+    case = CaseLibrary.objects.get()
+    assert (case.title, case.root_cause, case.solution, case.fault_category) == (
+        "交换机端口 flapping",
+        "光模块老化",
+        "更换光模块",
+        "NETWORK",
+    )
+
+
 def test_a_path_that_does_not_exist_is_one_clear_line(tmp_path) -> None:
     with pytest.raises(CommandError, match="no such file or folder"):
         call_command("import_cases", str(tmp_path / "nope"))
@@ -415,8 +451,34 @@ def test_each_bad_row_says_what_is_wrong_in_chinese(tmp_path, settings, line, me
             "# 磁盘满\n\n## 处理步骤\n清理\n",
             "disk.md: 没有现象或根因章节（现象 / 根因 / root cause）",
         ),
+        (
+            "cases.csv",
+            "title;rootCause;solution\na;b;c\n",
+            "cases.csv:1: 列之间用 ';' 分隔：请将文件另存为逗号分隔的 CSV",
+        ),
+        (
+            "cases.csv",
+            "title\trootCause\tsolution\na\tb\tc\n",
+            "cases.csv:1: 列之间用制表符分隔：请将文件另存为逗号分隔的 CSV",
+        ),
+        (
+            "cases.csv",
+            "title,rootCause,solution,faultCategory,faultCategory\na,b,c,DATABASE,\n",
+            "cases.csv:1: 重复的列：faultCategory",
+        ),
     ],
-    ids=["cells", "columns", "empty", "formula", "no title", "other kind", "no root cause"],
+    ids=[
+        "cells",
+        "columns",
+        "empty",
+        "formula",
+        "no title",
+        "other kind",
+        "no root cause",
+        "semicolons",
+        "tabs",
+        "a column twice",
+    ],
 )
 def test_each_bad_file_says_what_is_wrong_in_chinese(
     tmp_path, settings, name, content, message

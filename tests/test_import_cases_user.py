@@ -45,3 +45,13 @@ def test_a_user_of_64_characters_makes_the_cases(cases_file) -> None:
     call_command("import_cases", str(cases_file), "--user", "x" * 64, stdout=io.StringIO())
 
     assert CaseLibrary.objects.get().created_by == "x" * 64
+
+
+def test_a_refused_user_is_told_in_the_commands_language(cases_file, settings) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+
+    with pytest.raises(CommandError) as refused:
+        call_command("import_cases", str(cases_file), "--user", " ", stderr=io.StringIO())
+
+    assert str(refused.value) == "--user 应为 1 到 64 个字符，收到的是 ''"
+    assert not CaseLibrary.objects.exists()

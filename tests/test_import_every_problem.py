@@ -158,8 +158,17 @@ def test_a_csv_row_shorter_than_its_header_is_a_row_with_empty_cells(tmp_path) -
         (
             "cases.csv",
             "title;rootCause;solution\n" + "a;b;c\n" * 500,
-            "cases.csv:1: unknown column(s): title;rootCause;solution; "
-            "missing column(s): title, rootCause, solution",
+            "cases.csv:1: columns are separated by ';': save the file as comma-separated CSV",
+        ),
+        (
+            "cases.csv",
+            "title\trootCause\tsolution\n" + "a\tb\tc\n" * 500,
+            "cases.csv:1: columns are separated by tabs: save the file as comma-separated CSV",
+        ),
+        (
+            "cases.csv",
+            "title,rootCause,solution,faultCategory,faultCategory\n" + "a,b,c,DATABASE,\n" * 500,
+            "cases.csv:1: repeated column(s): faultCategory",
         ),
         (
             "cases.jsonl",
@@ -167,7 +176,7 @@ def test_a_csv_row_shorter_than_its_header_is_a_row_with_empty_cells(tmp_path) -
             "cases.jsonl:1: not valid JSON (Expecting value)",
         ),
     ],
-    ids=["missing column", "semicolons", "a JSON document"],
+    ids=["missing column", "semicolons", "tabs", "a column twice", "a JSON document"],
 )
 def test_a_file_wrong_as_a_whole_is_told_once(tmp_path, name, content, problem) -> None:
     path = tmp_path / name

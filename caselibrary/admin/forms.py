@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from caselibrary.services.cases import session_can_become_case
@@ -22,8 +23,10 @@ SESSION_NOT_FOUND = _('Session "%(value)s" does not exist.')
 
 class CaseActionForm(ActionForm):
     # The options are the request's taxonomy (set in changelist_view); the service
-    # checks the posted code.
-    fault_category = forms.CharField(label=_("category"), required=False, widget=forms.Select)
+    # checks the posted code. Capitalised as "Action:" beside it is.
+    fault_category = forms.CharField(
+        label=capfirst(_("category")), required=False, widget=forms.Select
+    )
 
 
 class CaseTextField(forms.CharField):

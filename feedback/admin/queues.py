@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
@@ -63,8 +64,9 @@ class QueueActionForm(ActionForm):
     _strict_fields().
     """
 
-    assignee = forms.CharField(label=_("assign to"), required=False, widget=forms.Select)
-    tag = forms.CharField(label=_("tag"), required=False, max_length=64)
+    # Capitalised as "Action:" beside them is.
+    assignee = forms.CharField(label=capfirst(_("assign to")), required=False, widget=forms.Select)
+    tag = forms.CharField(label=capfirst(_("tag")), required=False, max_length=64)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -43,7 +43,10 @@ class Command(ServiceCommand):
         # Checked once here: the cases' own validation would report it against every row.
         user = user.strip()
         if not user or len(user) > _USER_MAX:
-            raise CommandError(f"--user must be 1 to {_USER_MAX} characters, got {user!r}")
+            raise CommandError(
+                _("--user must be 1 to %(max)d characters, got %(user)r")
+                % {"max": _USER_MAX, "user": user}
+            )
         if not path.exists():
             raise CommandError(_("%(path)s: no such file or folder") % {"path": path})
         files = len(case_files_in(path))
