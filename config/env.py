@@ -1,14 +1,17 @@
 """Typed readers for settings that come from the environment.
 
-Each reader returns the default when the variable is unset or empty. A value it cannot
-understand is noted as a problem naming the variable, and the default stands in for it
-while the other settings are read: config/settings.py ends with raise_problems(), which
-stops start-up with ImproperlyConfigured naming every bad variable, one line each, not
-only the first of them per restart. A setting that depends on a bad one asks refused()
-and adds no problem of its own. No message echoes a value that may be a secret.
+Each reader ignores the spaces around a value, and returns the default when the variable
+is unset, empty or only spaces. A value it cannot understand is noted as a problem naming
+the variable, and the default stands in for it while the other settings are read:
+config/settings.py ends with raise_problems(), which stops start-up with
+ImproperlyConfigured naming every bad variable, one line each, not only the first of them
+per restart. A setting that depends on a bad one asks refused() and adds no problem of its
+own; so does a rule between settings (require()). No message echoes a value that may be a
+secret, nor more than the first SHOWN_CHARACTERS of a long one.
 """
 
 import contextlib
+import ipaddress
 import math
 import os
 import re
@@ -40,6 +43,14 @@ def refused(name: str) -> bool:
     return name in _problems
 
 
+def require(name: str, ok: bool, message: str, *, depends_on: Sequence[str] = ()) -> None:
+    """A rule between settings: note `message` for `name` unless `ok`. Nothing is noted
+    when `name` or a variable it depends on was refused already: its value stands for
+    nothing, and the rule is judged once it is fixed."""
+    if not ok and not any(refused(other) for other in (name, *depends_on)):
+        problem(name, message)
+
+
 def raise_problems() -> None:
     """Raise ImproperlyConfigured with every problem noted so far, one a line, and forget
     them (manage.py reads the settings a second time after a failed first read)."""
@@ -66,42 +77,72 @@ def _refuse(name: str, message: str, default: T) -> T:
     return default
 
 
+# A message shows this many characters of a value at most: a value pasted by mistake (a
+# whole file, say) would otherwise fill the terminal on one line.
+SHOWN_CHARACTERS = 60
+
+
+def _shown(value: str, *, quoted: bool = True) -> str:
+    """`value` as a message shows it: quoted, cut after its first SHOWN_CHARACTERS."""
+    if len(value) <= SHOWN_CHARACTERS:
+        return repr(value) if quoted else value
+    start = value[:SHOWN_CHARACTERS]
+    return f"{repr(start) if quoted else start}… ({len(value)} characters)"
+
+
 def env_str(name: str, default: str = "") -> str:
-    value = os.environ.get(name, "")
-    return value if value != "" else default
+    """The value without the spaces around it (a shell or a YAML file adds them easily and
+    no setting of ours means them); the default when nothing else is left."""
+    return os.environ.get(name, "").strip() or default
 
 
 def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name, "").strip().lower()
+    value = env_str(name).lower()
     if value == "":
         return default
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
-    return _refuse(name, f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {value!r}", default)
+    return _refuse(
+        name, f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {_shown(value)}", default
+    )
 
 
 def _out_of_range(
     name: str, number: float, minimum: float | None, maximum: float | None
 ) -> str | None:
+    shown = _shown(str(number), quoted=False)
     if minimum is not None and number < minimum:
-        return f"{name} must be >= {minimum}, got {number}"
+        return f"{name} must be >= {minimum}, got {shown}"
     if maximum is not None and number > maximum:
-        return f"{name} must be <= {maximum}, got {number}"
+        return f"{name} must be <= {maximum}, got {shown}"
     return None
+
+
+N = TypeVar("N", int, float)
+
+
+def _number(value: str, kind: type[N]) -> N | None:
+    """int(value) or float(value), or None. ASCII only: both read the digits of other
+    scripts too ("２", "٣"), which no one means in a setting."""
+    if not value.isascii():
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        return None
 
 
 def env_int(
     name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:
-    value = os.environ.get(name, "").strip()
+    value = env_str(name)
     if value == "":
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        return _refuse(name, f"{name} must be an integer, got {value!r}", default)
+    number = _number(value, int)
+    if number is None:
+        return _refuse(name, f"{name} must be an integer, got {_shown(value)}", default)
     wrong = _out_of_range(name, number, minimum, maximum)
     return _refuse(name, wrong, default) if wrong else number
 
@@ -109,30 +150,31 @@ def env_int(
 def env_float(
     name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
 ) -> float:
-    value = os.environ.get(name, "").strip()
+    value = env_str(name)
     if value == "":
         return default
-    try:
-        number = float(value)
-    except ValueError:
-        return _refuse(name, f"{name} must be a number, got {value!r}", default)
+    number = _number(value, float)
+    if number is None:
+        return _refuse(name, f"{name} must be a number, got {_shown(value)}", default)
     # float() reads "nan" and "inf" too; no setting of ours means either, and nan slips
     # through every comparison (a range check included).
     if not math.isfinite(number):
-        return _refuse(name, f"{name} must be a finite number, got {value!r}", default)
+        return _refuse(name, f"{name} must be a finite number, got {_shown(value)}", default)
     wrong = _out_of_range(name, number, minimum, maximum)
     return _refuse(name, wrong, default) if wrong else number
 
 
 def env_time_zone(name: str, default: str) -> str:
     """An IANA time zone name ("UTC", "Asia/Shanghai")."""
-    value = env_str(name, default).strip()
+    value = env_str(name, default)
     try:
         zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        # OSError: the name of a directory of zones ("Asia"), or one too long for a file.
         return _refuse(
             name,
-            f'{name} must be a time zone name such as "UTC" or "Asia/Shanghai", got {value!r}',
+            f'{name} must be a time zone name such as "UTC" or "Asia/Shanghai", '
+            f"got {_shown(value)}",
             default,
         )
     return value
@@ -140,28 +182,50 @@ def env_time_zone(name: str, default: str) -> str:
 
 def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
     """One of `choices`, in any case ("debug" for "DEBUG"); returned as spelt in `choices`."""
-    value = env_str(name, default).strip()
+    value = env_str(name, default)
     for choice in choices:
         if value.lower() == choice.lower():
             return choice
-    return _refuse(name, f"{name} must be one of {', '.join(choices)}, got {value!r}", default)
+    return _refuse(
+        name, f"{name} must be one of {', '.join(choices)}, got {_shown(value)}", default
+    )
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name, "")
-    if value.strip() == "":
+    value = env_str(name)
+    if value == "":
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_networks(
+    name: str, default: list[str]
+) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Addresses or networks, comma-separated ("10.0.0.0/8,::1"). Every entry that is
+    neither is named, not only the first; the default's networks stand in for them."""
+    networks, wrong = [], []
+    for item in env_list(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            wrong.append(_shown(item))
+    if wrong:
+        problem(
+            name, f"{name} must list IPv4 or IPv6 addresses or networks, got {', '.join(wrong)}"
+        )
+        return [ipaddress.ip_network(item) for item in default]
+    return networks
+
+
 def env_rate(name: str, default: str) -> str | None:
     """A DRF throttle rate such as "30/min"; None when the variable says "off"."""
-    value = env_str(name, default).strip()
+    value = env_str(name, default)
     if value.lower() == "off":
         return None
-    if not re.fullmatch(r"\d+/(s|sec|m|min|h|hour|d|day)", value):
+    # [0-9], not \d: \d matches the digits of every script.
+    if not re.fullmatch(r"[0-9]+/(s|sec|m|min|h|hour|d|day)", value):
         return _refuse(
-            name, f'{name} must look like "{default}" or be "off", got {value!r}', default
+            name, f'{name} must look like "{default}" or be "off", got {_shown(value)}', default
         )
     return value
 
@@ -170,7 +234,7 @@ def env_json_list(name: str) -> list[str] | None:
     """A JSON list of strings; None when unset."""
     import json
 
-    value = os.environ.get(name, "").strip()
+    value = env_str(name)
     if value == "":
         return None
     wrong = f"{name} must be a JSON list of strings"
@@ -185,14 +249,48 @@ def env_json_list(name: str) -> list[str] | None:
 
 def env_regex_list(name: str) -> list[str] | None:
     """A JSON list of regular expressions, each compiled here: a pattern that does not
-    compile stops start-up instead of the first request that needs it."""
+    compile stops start-up instead of the first request that needs it. Only the spaces
+    around the list are dropped: those inside a pattern are part of it."""
     patterns = env_json_list(name)
+    wrong = []
     for pattern in patterns or []:
         try:
             re.compile(pattern)
         except re.error as exc:
-            return _refuse(name, f"{name}: {pattern!r} is not a regular expression ({exc})", None)
+            wrong.append(f"{_shown(pattern)} is not a regular expression ({exc})")
+    if wrong:
+        return _refuse(name, f"{name}: {'; '.join(wrong)}", None)
     return patterns
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def _wrong_scheme(name: str, url: str, schemes: Sequence[str]) -> str | None:
+    """What is wrong with the scheme of `url`, or None when it is one of `schemes`. The
+    message names the scheme only: the rest of the URL may hold a password."""
+    scheme, separator, _rest = url.partition("://")
+    if not (separator and _SCHEME.fullmatch(scheme)):
+        # No scheme ("127.0.0.1:6379"), or something before "://" that is not one and
+        # may be anything ("user:password@host").
+        got = "no scheme"
+    elif scheme.lower() in schemes:
+        return None
+    else:
+        got = _shown(scheme.lower())
+    return f"{name} must use one of the schemes {', '.join(schemes)}, got {got}"
+
+
+def env_url(name: str, *, schemes: Sequence[str]) -> str:
+    """A URL whose scheme is one of `schemes` (lower case), or "" when unset. The URL is
+    never echoed: it may hold a password."""
+    url = env_str(name)
+    wrong = url and _wrong_scheme(name, url, schemes)
+    return _refuse(name, wrong, "") if wrong else url
+
+
+# The schemes redis-py reads: another one passes start-up and fails every request.
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_age: int) -> dict:
@@ -204,10 +302,9 @@ def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_
     import dj_database_url
 
     url = env_str(name, default)
-    scheme, separator, _rest = url.strip().partition("://")
-    scheme = scheme.lower() if separator else ""
-    if scheme not in schemes:
-        problem(name, f"{name} must use one of the schemes {', '.join(schemes)}, got {scheme!r}")
+    wrong = _wrong_scheme(name, url, schemes)
+    if wrong:
+        problem(name, wrong)
         url = default
     try:
         return dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
@@ -229,16 +326,17 @@ def env_metrics_dir(name: str) -> str:
     if not value:
         return value
     directory = Path(value)
+    shown = _shown(value)
     try:
         directory.mkdir(exist_ok=True)
     except FileNotFoundError:
         return _refuse(
-            name, f"{name} {value!r}: its parent {str(directory.parent)!r} does not exist", ""
+            name, f"{name} {shown}: its parent {_shown(str(directory.parent))} does not exist", ""
         )
     except FileExistsError:
-        return _refuse(name, f"{name} {value!r} is a file, not a directory", "")
+        return _refuse(name, f"{name} {shown} is a file, not a directory", "")
     except OSError as exc:
-        return _refuse(name, f"{name} {value!r} cannot be made ({exc.strerror})", "")
+        return _refuse(name, f"{name} {shown} cannot be made ({exc.strerror})", "")
     try:
         # A file made and dropped at once: os.access() says yes to root on /proc, say.
         with tempfile.TemporaryFile(dir=directory):
@@ -246,8 +344,38 @@ def env_metrics_dir(name: str) -> str:
     except OSError as exc:
         return _refuse(
             name,
-            f"{name} {value!r} cannot be written ({exc.strerror}): every web and worker "
+            f"{name} {shown} cannot be written ({exc.strerror}): every web and worker "
             "process writes its metrics there",
             "",
         )
     return value
+
+
+# --- Rules between settings -------------------------------------------------------
+
+
+def require_task_timeout_below_retry(*, timeout: int, retry: int) -> None:
+    """django-q2 kills a task after Q_TIMEOUT seconds and delivers it again after Q_RETRY."""
+    require(
+        "Q_TIMEOUT",
+        timeout < retry,
+        f"Q_TIMEOUT ({timeout}) must be lower than Q_RETRY ({retry}): a task still running "
+        "when it is delivered again would run twice at once",
+        depends_on=["Q_RETRY"],
+    )
+
+
+def require_openai_opinions(base_url: str, model: str, seconds: float, retry: int) -> None:
+    """What the openai opinion provider needs: an endpoint and a model, and calls that end
+    before the worker kills the opinion task: a call and its retries take up to
+    OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) `seconds`; the task may run Q_RETRY - 1
+    (evaluation/services.py, opinion_task_timeout)."""
+    for name, value in (("OPINION_BASE_URL", base_url), ("OPINION_MODEL", model)):
+        require(name, bool(value), f"{name} must be set when OPINION_PROVIDER is openai")
+    require(
+        "OPINION_TIMEOUT",
+        seconds < retry - 1,
+        f"OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = {seconds:g}s must be under the "
+        f"opinion task's {retry - 1}s (Q_RETRY - 1): lower OPINION_TIMEOUT or OPINION_MAX_RETRIES",
+        depends_on=["OPINION_MAX_RETRIES", "Q_TIMEOUT", "Q_RETRY"],
+    )

@@ -1,23 +1,41 @@
 """gunicorn settings: `gunicorn -c config/gunicorn.conf.py config.wsgi`. The master reads
 the service's settings before it starts a worker: a bad one stops gunicorn with a line
 per bad variable and exit status 1, where each worker would otherwise print a traceback
-and fail to boot. A worker that exits has its live gauges removed from the shared
-directory of metrics in multi-process mode (PROMETHEUS_MULTIPROC_DIR); its counters stay,
-so totals never go backwards. With CASE_SEARCH_WARM_ON_START, a worker loads what a
-search needs as it starts."""
+and fail to boot. Then it runs Django's system checks, as `manage.py runserver` does
+before it serves: an error among them stops gunicorn the same way, a line each, so
+gunicorn never serves with settings that manage.py refuses. A worker that exits has its
+live gauges removed from the shared directory of metrics in multi-process mode
+(PROMETHEUS_MULTIPROC_DIR); its counters stay, so totals never go backwards. With
+CASE_SEARCH_WARM_ON_START, a worker loads what a search needs as it starts."""
 
 import os
 
 
 def on_starting(server):  # type: ignore[no-untyped-def]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.conf import settings
+    import django
+    from django.core import checks
+    from django.core.exceptions import ImproperlyConfigured
 
     from config.env import exit_on_configuration_error
 
     with exit_on_configuration_error():
-        # Reading one setting reads them all, as manage.py does before any command.
-        settings.INSTALLED_APPS  # noqa: B018
+        # Reads the settings (a bad variable stops here), then loads the apps the checks
+        # look at, as each worker does when it loads the application (it finds them
+        # loaded). The checks open no database connection for the workers to inherit,
+        # and prometheus_client gives each worker files of its own pid.
+        django.setup()
+        # As runserver runs them: without the database's checks, and only an error stops
+        # it (a warning does not).
+        errors = [
+            message
+            for message in checks.run_checks()
+            if message.is_serious() and not message.is_silenced()
+        ]
+        if errors:
+            # One line each: Django puts a hint on a line of its own.
+            lines = (" ".join(part.strip() for part in str(e).splitlines()) for e in errors)
+            raise ImproperlyConfigured("\n".join(lines))
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]

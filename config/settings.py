@@ -5,13 +5,13 @@ Everything that differs between a laptop and production comes from the environme
 django-q2 ORM broker, DEBUG off unless asked for.
 """
 
-import ipaddress
 import sys
 from pathlib import Path
 
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
 
+from config.env import REDIS_SCHEMES as _REDIS_SCHEMES
 from config.env import (
     env_bool,
     env_choice,
@@ -20,13 +20,17 @@ from config.env import (
     env_int,
     env_list,
     env_metrics_dir,
+    env_networks,
     env_rate,
     env_regex_list,
     env_str,
     env_time_zone,
+    env_url,
     problem,
     raise_problems,
     refused,
+    require_openai_opinions,
+    require_task_timeout_below_retry,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -150,7 +154,7 @@ SILENCED_SYSTEM_CHECKS = [
 
 # --- Cache ------------------------------------------------------------------
 
-REDIS_URL = env_str("REDIS_URL")
+REDIS_URL = env_url("REDIS_URL", schemes=_REDIS_SCHEMES)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -290,7 +294,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Task queue (django-q2) -------------------------------------------------
 
-Q_REDIS_URL = env_str("Q_REDIS_URL")
+Q_REDIS_URL = env_url("Q_REDIS_URL", schemes=_REDIS_SCHEMES)
 Q_CLUSTER = {
     "name": env_str("Q_CLUSTER_NAME", "diagnosis"),
     "workers": env_int("Q_WORKERS", 2, minimum=1),
@@ -316,6 +320,7 @@ Q_CLUSTER = {
     "label": _("Task queue"),  # the admin's name for django-q2's section
     "sync": env_bool("Q_SYNC", False),
 }
+require_task_timeout_below_retry(timeout=Q_CLUSTER["timeout"], retry=Q_CLUSTER["retry"])
 if Q_REDIS_URL:
     Q_CLUSTER["redis"] = Q_REDIS_URL
 else:
@@ -324,17 +329,20 @@ else:
 # --- Opinion layer ---------------------------------------------------------
 
 # Which provider forms the opinion stored beside the rule score (self_evaluation.llm_opinion):
-# "heuristic" (embedded, no network), "openai" (an OpenAI-compatible endpoint) or "off".
-# Read as given; evaluation/checks.py reports nonsense through `manage.py check`.
-OPINION_PROVIDER = env_str("OPINION_PROVIDER", "heuristic").strip().lower()
-OPINION_BASE_URL = env_str("OPINION_BASE_URL")
+# "heuristic" (embedded, no network), "openai" (an OpenAI-compatible endpoint) or "off"
+# (evaluation/services.py, PROVIDERS; evaluation/checks.py judges settings made in code).
+OPINION_PROVIDER = env_choice("OPINION_PROVIDER", "heuristic", ("heuristic", "openai", "off"))
+OPINION_BASE_URL = env_url("OPINION_BASE_URL", schemes=("http", "https"))
 OPINION_MODEL = env_str("OPINION_MODEL")
 # A secret: never logged, never shown (not even by the provider's repr).
 OPINION_API_KEY = env_str("OPINION_API_KEY")
 OPINION_TIMEOUT = env_float("OPINION_TIMEOUT", 15.0, minimum=0.1)
-OPINION_MAX_RETRIES = env_int("OPINION_MAX_RETRIES", 2)
+OPINION_MAX_RETRIES = env_int("OPINION_MAX_RETRIES", 2, minimum=0)
 # Calls to the openai provider per UTC day, counted in the database across processes.
-OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000)
+OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000, minimum=1)
+if OPINION_PROVIDER == "openai":
+    _seconds = OPINION_TIMEOUT * (OPINION_MAX_RETRIES + 1)  # a call and all its retries
+    require_openai_opinions(OPINION_BASE_URL, OPINION_MODEL, _seconds, Q_CLUSTER["retry"])
 
 # --- Logging ----------------------------------------------------------------
 
@@ -342,9 +350,7 @@ OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000)
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS)
 # json: one object per line for the log pipeline; plain: for people at a terminal.
-LOG_FORMAT = env_str("LOG_FORMAT", "plain" if DEBUG else "json")
-if LOG_FORMAT not in ("json", "plain"):
-    problem("LOG_FORMAT", f'LOG_FORMAT must be "json" or "plain", got {LOG_FORMAT!r}')
+LOG_FORMAT = env_choice("LOG_FORMAT", "plain" if DEBUG else "json", ("json", "plain"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -416,13 +422,7 @@ from config.search_settings import *  # noqa: E402, F403
 # scrapes from an address in METRICS_ALLOWED_IPS (addresses or networks, comma-separated;
 # loopback by default).
 METRICS_BEARER_TOKEN = env_str("METRICS_BEARER_TOKEN")
-METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", ["127.0.0.1/32", "::1/128"])
-try:
-    METRICS_ALLOWED_NETWORKS = [
-        ipaddress.ip_network(item, strict=False) for item in METRICS_ALLOWED_IPS
-    ]
-except ValueError as exc:
-    problem("METRICS_ALLOWED_IPS", f"METRICS_ALLOWED_IPS: {exc}")
+METRICS_ALLOWED_NETWORKS = env_networks("METRICS_ALLOWED_IPS", ["127.0.0.1/32", "::1/128"])
 
 # Multi-process mode (config/metrics.py): checked, and made when missing (config/env.py).
 PROMETHEUS_MULTIPROC_DIR = env_metrics_dir("PROMETHEUS_MULTIPROC_DIR")

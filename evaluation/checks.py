@@ -1,4 +1,12 @@
-"""System checks for the task-queue settings scoring relies on."""
+"""System checks for the task-queue and opinion settings scoring relies on.
+
+Read from the environment, these settings are judged by config/settings.py itself: a bad
+variable stops start-up with the others, before any check runs (config/env.py). These
+checks judge the settings as they finally are, so they still speak when code sets them
+(a test's override, a settings module that imports config.settings and changes them):
+`manage.py check`, `runserver` and `qcluster` run them before they start, and so does
+gunicorn (config/gunicorn.conf.py) before it serves.
+"""
 
 from typing import Any
 
@@ -47,10 +55,8 @@ def task_queue_not_inline(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 
 @register()
 def opinion_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The opinion layer's settings (OPINION_*): a mistake here is reported, never fatal.
-
-    Scoring goes on whatever these say; a bad provider setting only means no opinions.
-    """
+    """The opinion layer's settings (OPINION_*). Scoring goes on whatever these say; a bad
+    provider setting only means no opinions, and the task that failed to form one."""
     from evaluation.services import PROVIDER_OPENAI, PROVIDERS
 
     provider = settings.OPINION_PROVIDER

@@ -15,16 +15,25 @@ pytestmark = pytest.mark.integration
 
 # An unescaped "/" in the password: the URL cannot be read, and must not be echoed.
 DATABASE_URL = "mysql://app:s3cr/et@db.internal/diagnosis"
+# The password of a Redis URL without its scheme must not be echoed either.
+REDIS_URL = ":s3cr3t@127.0.0.1:6379"
 BAD = {
     "DATABASE_URL": DATABASE_URL,
+    "REDIS_URL": REDIS_URL,
     "Q_POLL": "nan",
+    # Against the default Q_RETRY (60): a rule between two variables.
+    "Q_TIMEOUT": "90",
+    "OPINION_PROVIDER": "bogus",
     "LOG_LEVEL": "verbose",
     # Read by config/search_settings.py, a module of its own.
     "MILVUS_TIMEOUT": "soon",
 }
 EXPECTED = [
     "Configuration error: DATABASE_URL is not understood: ",
+    "Configuration error: REDIS_URL must use one of the schemes redis, rediss, unix, got no scheme",
     "Configuration error: Q_POLL must be a finite number, got 'nan'",
+    "Configuration error: Q_TIMEOUT (90) must be lower than Q_RETRY (60): ",
+    "Configuration error: OPINION_PROVIDER must be one of heuristic, openai, off, got 'bogus'",
     "Configuration error: LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got "
     "'verbose'",
     "Configuration error: MILVUS_TIMEOUT must be a number, got 'soon'",
@@ -32,11 +41,13 @@ EXPECTED = [
 GUNICORN = str(Path(sys.executable).parent / "gunicorn")
 
 
-def run_until_it_exits(command: list[str]) -> subprocess.CompletedProcess:
+def run_until_it_exits(
+    command: list[str], env: dict[str, str] = BAD
+) -> subprocess.CompletedProcess:
     process = subprocess.Popen(
         command,
         cwd=ROOT,
-        env=production_env(**BAD),
+        env=production_env(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -58,7 +69,7 @@ def assert_every_bad_variable_named_plainly(result: subprocess.CompletedProcess)
     assert len(named) == len(EXPECTED), result.stderr
     for line, expected in zip(named, EXPECTED, strict=True):
         assert line.startswith(expected), line
-    for secret in (production_env()["SECRET_KEY"], "s3cr", DATABASE_URL):
+    for secret in (production_env()["SECRET_KEY"], "s3cr", DATABASE_URL, REDIS_URL):
         assert secret not in result.stdout + result.stderr
 
 
@@ -74,18 +85,39 @@ def test_manage_py_names_every_bad_setting_at_once_and_nothing_else(command: lis
     assert len(result.stderr.strip().splitlines()) == len(EXPECTED), result.stderr
 
 
+def gunicorn() -> list[str]:
+    return [
+        GUNICORN,
+        "-c",
+        "config/gunicorn.conf.py",
+        "config.wsgi",
+        "--bind",
+        f"127.0.0.1:{free_port()}",
+        "--workers",
+        "2",
+    ]
+
+
 def test_gunicorn_names_every_bad_setting_once_without_a_traceback_and_exits() -> None:
-    result = run_until_it_exits(
-        [
-            GUNICORN,
-            "-c",
-            "config/gunicorn.conf.py",
-            "config.wsgi",
-            "--bind",
-            f"127.0.0.1:{free_port()}",
-            "--workers",
-            "2",
-        ]
-    )
+    result = run_until_it_exits(gunicorn())
 
     assert_every_bad_variable_named_plainly(result)
+
+
+# No variable's reader refuses it; Django's system checks do (4_0.E001).
+CHECKED = {"CSRF_TRUSTED_ORIGINS": "diagnosis.example.com"}
+
+
+def test_gunicorn_refuses_to_serve_what_the_system_checks_refuse_a_line_each() -> None:
+    result = run_until_it_exits(gunicorn(), CHECKED)
+    refused_by_manage_py = run_until_it_exits([sys.executable, "manage.py", "check"], CHECKED)
+
+    assert result.returncode != 0
+    assert refused_by_manage_py.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "(4_0.E001)" in line]
+    assert line.startswith(
+        "Configuration error: ?: (4_0.E001) As of Django 4.0, the values in "
+        "the CSRF_TRUSTED_ORIGINS setting must start with a scheme"
+    ), line
+    assert "diagnosis.example.com" in line

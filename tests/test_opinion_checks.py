@@ -1,4 +1,5 @@
-"""`manage.py check` reports opinion-layer settings mistakes (evaluation.checks)."""
+"""The system checks report opinion-layer settings that code set wrong (evaluation.checks);
+the same mistakes in the environment stop start-up (tests/test_settings_rules.py)."""
 
 import pytest
 

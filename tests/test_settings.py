@@ -87,23 +87,25 @@ def test_an_unknown_database_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.parametrize(
-    ("url", "scheme"),
+    ("url", "got"),
     [
-        ("postgres://app:s3cret@db.example.com:5432/diagnosis", "postgres"),
-        ("postgresql://app@db.example.com/diagnosis", "postgresql"),
-        ("mysqlgis://app@db.example.com/diagnosis", "mysqlgis"),
-        ("oracle2://nope", "oracle2"),
-        ("db.example.com/diagnosis", ""),
+        ("postgres://app:s3cret@db.example.com:5432/diagnosis", "'postgres'"),
+        ("postgresql://app@db.example.com/diagnosis", "'postgresql'"),
+        ("mysqlgis://app@db.example.com/diagnosis", "'mysqlgis'"),
+        ("oracle2://nope", "'oracle2'"),
+        ("db.example.com/diagnosis", "no scheme"),
+        # Before "://" but no scheme: anything, a password too.
+        ("app:s3cret@db.example.com/x://", "no scheme"),
     ],
 )
 def test_a_database_the_service_does_not_run_on_is_refused_naming_the_supported_schemes(
-    monkeypatch: pytest.MonkeyPatch, url: str, scheme: str
+    monkeypatch: pytest.MonkeyPatch, url: str, got: str
 ) -> None:
     with pytest.raises(ImproperlyConfigured) as refused:
         load_settings(monkeypatch, DEBUG="1", DATABASE_URL=url)
 
     assert str(refused.value) == (
-        f"DATABASE_URL must use one of the schemes sqlite, mysql, mariadb, got {scheme!r}"
+        f"DATABASE_URL must use one of the schemes sqlite, mysql, mariadb, got {got}"
     )
     assert "s3cret" not in str(refused.value)
 

@@ -139,7 +139,7 @@ def test_every_bad_variable_is_named_at_once_one_line_each(
         "Q_POLL must be a finite number, got 'nan'",
         "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'verbose'",
         "MILVUS_SEARCH_EF must be >= 1, got 0",
-        "METRICS_ALLOWED_IPS: 'intranet' does not appear to be an IPv4 or IPv6 network",
+        "METRICS_ALLOWED_IPS must list IPv4 or IPv6 addresses or networks, got 'intranet'",
     ]
     assert lines[5].startswith("REDACT_PATTERNS: '(' is not a regular expression")
     assert len(lines) == 6
@@ -246,3 +246,115 @@ def test_manage_py_check_names_the_supported_databases_for_a_postgres_url() -> N
         "Configuration error: DATABASE_URL must use one of the schemes sqlite, mysql, mariadb,"
         " got 'postgres'"
     ), line
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("LOG_FORMAT", " json ", "json"),
+        ("TIME_ZONE", " Asia/Shanghai\t", "Asia/Shanghai"),
+        ("API_MAX_BODY_BYTES", " 2048 ", 2048),
+        ("SECURE_SSL_REDIRECT", " on ", True),
+        ("STATIC_ROOT", " /srv/static ", Path("/srv/static")),
+    ],
+)
+def test_the_spaces_around_a_value_are_ignored(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, expected: object
+) -> None:
+    assert load_settings(monkeypatch, DEBUG="1", **{name: value})[name] == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "default"),
+    [
+        ("TIME_ZONE", "UTC"),
+        ("LOG_FORMAT", "plain"),
+        ("LANGUAGE_CODE", "zh-hans"),
+        ("API_MAX_BODY_BYTES", 4 * 1024 * 1024),
+        ("MILVUS_COLLECTION", "case_passages"),
+        ("OPINION_PROVIDER", "heuristic"),
+    ],
+)
+def test_a_value_of_only_spaces_is_unset_and_takes_the_default(
+    monkeypatch: pytest.MonkeyPatch, name: str, default: object
+) -> None:
+    assert load_settings(monkeypatch, DEBUG="1", **{name: " \t "})[name] == default
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("LOG_LEVEL", "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got "),
+        ("Q_WORKERS", "Q_WORKERS must be an integer, got "),
+        ("Q_POLL", "Q_POLL must be a number, got "),
+        (
+            "DEBUG",
+            "DEBUG must be one of ['0', '1', 'false', 'no', 'off', 'on', 'true', 'yes'], got ",
+        ),
+        ("TIME_ZONE", 'TIME_ZONE must be a time zone name such as "UTC" or "Asia/Shanghai", got '),
+        ("FEEDBACK_RATE_LIMIT", 'FEEDBACK_RATE_LIMIT must look like "6000/min" or be "off", got '),
+        (
+            "METRICS_ALLOWED_IPS",
+            "METRICS_ALLOWED_IPS must list IPv4 or IPv6 addresses or networks, got ",
+        ),
+    ],
+)
+def test_a_long_value_is_shown_cut_to_its_first_characters(
+    monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    value = "x" * 5000
+
+    (line,) = refusal_of(monkeypatch, **{name: value})
+
+    assert line == message + repr("x" * 60) + "… (5000 characters)"
+
+
+def test_a_long_number_out_of_range_is_shown_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    (line,) = refusal_of(monkeypatch, SESSION_RETENTION_DAYS="9" * 1000)
+
+    assert (
+        line == "SESSION_RETENTION_DAYS must be <= 36500, got " + "9" * 60 + "… (1000 characters)"
+    )
+
+
+def test_every_entry_of_metrics_allowed_ips_that_is_no_network_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = refusal_of(monkeypatch, METRICS_ALLOWED_IPS="10.0.0.0/33,foo, 10.1.0.0/16,::1/129")
+
+    assert lines == [
+        "METRICS_ALLOWED_IPS must list IPv4 or IPv6 addresses or networks, got '10.0.0.0/33', "
+        "'foo', '::1/129'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("Q_WORKERS", "２", "Q_WORKERS must be an integer, got '２'"),
+        ("Q_WORKERS", "٣", "Q_WORKERS must be an integer, got '٣'"),
+        ("Q_POLL", "０.５", "Q_POLL must be a number, got '０.５'"),
+        ("FEEDBACK_RATE_LIMIT", "３０/min", 'FEEDBACK_RATE_LIMIT must look like "6000/min"'),
+    ],
+)
+def test_only_ascii_digits_make_a_number(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
+) -> None:
+    (line,) = refusal_of(monkeypatch, **{name: value})
+
+    assert line.startswith(message), line
+
+
+@pytest.mark.parametrize("value", ["Asia", "Europe/" + "x" * 300])
+def test_a_time_zone_directory_or_an_overlong_name_is_refused_like_any_unknown_zone(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    (line,) = refusal_of(monkeypatch, TIME_ZONE=value)
+
+    assert line.startswith('TIME_ZONE must be a time zone name such as "UTC"'), line
+
+
+def refusal_of(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(monkeypatch, **{"DEBUG": "1", **env})
+    return str(refused.value).splitlines()

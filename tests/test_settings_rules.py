@@ -1,0 +1,152 @@
+"""Settings that cannot work together, or with what the service talks to (the opinion
+provider, the task queue, Redis), stop start-up with the other bad variables, one line
+each: not a system check that only speaks once they are fixed, nor a 500 on every request."""
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from evaluation.services import PROVIDERS
+from tests.test_settings import load_settings
+
+OPENAI = {
+    "OPINION_PROVIDER": "openai",
+    "OPINION_BASE_URL": "http://llm.internal:8000/v1",
+    "OPINION_MODEL": "qwen2.5-7b-instruct",
+}
+
+
+def refusal(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(monkeypatch, DEBUG="1", **env)
+    return str(refused.value).splitlines()
+
+
+def test_an_unknown_opinion_provider_is_named_beside_the_other_bad_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert refusal(monkeypatch, OPINION_PROVIDER="bogus", Q_POLL="nan") == [
+        "Q_POLL must be a finite number, got 'nan'",
+        f"OPINION_PROVIDER must be one of {', '.join(PROVIDERS)}, got 'bogus'",
+    ]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_opinion_provider_the_service_has_is_taken_in_any_case(
+    monkeypatch: pytest.MonkeyPatch, provider: str
+) -> None:
+    env = {**OPENAI, "OPINION_PROVIDER": f" {provider.upper()} "}
+
+    assert load_settings(monkeypatch, DEBUG="1", **env)["OPINION_PROVIDER"] == provider
+
+
+def test_the_openai_provider_without_its_endpoint_and_model_names_both(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert refusal(monkeypatch, OPINION_PROVIDER="openai") == [
+        "OPINION_BASE_URL must be set when OPINION_PROVIDER is openai",
+        "OPINION_MODEL must be set when OPINION_PROVIDER is openai",
+    ]
+
+
+def test_an_opinion_endpoint_that_is_not_http_is_refused_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = refusal(monkeypatch, **{**OPENAI, "OPINION_BASE_URL": "llm.internal:8000/v1"})
+
+    assert lines == ["OPINION_BASE_URL must use one of the schemes http, https, got no scheme"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("OPINION_DAILY_BUDGET", "0", "OPINION_DAILY_BUDGET must be >= 1, got 0"),
+        ("OPINION_MAX_RETRIES", "-1", "OPINION_MAX_RETRIES must be >= 0, got -1"),
+        ("OPINION_TIMEOUT", "0", "OPINION_TIMEOUT must be >= 0.1, got 0.0"),
+    ],
+)
+def test_an_opinion_budget_retries_or_timeout_below_its_floor_is_refused(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
+) -> None:
+    assert refusal(monkeypatch, **{**OPENAI, name: value}) == [message]
+
+
+def test_opinion_calls_that_outlast_the_opinion_task_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = refusal(monkeypatch, **OPENAI, OPINION_TIMEOUT="30", OPINION_MAX_RETRIES="2")
+
+    assert lines == [
+        "OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = 90s must be under the opinion task's "
+        "59s (Q_RETRY - 1): lower OPINION_TIMEOUT or OPINION_MAX_RETRIES"
+    ]
+    # A longer Q_RETRY gives the task the time.
+    loaded = load_settings(
+        monkeypatch, DEBUG="1", **OPENAI, OPINION_TIMEOUT="30", Q_TIMEOUT="60", Q_RETRY="120"
+    )
+    assert loaded["OPINION_TIMEOUT"] == 30.0
+
+
+def test_a_complete_openai_configuration_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_settings(monkeypatch, DEBUG="1", **OPENAI)
+
+    assert (loaded["OPINION_PROVIDER"], loaded["OPINION_MODEL"]) == (
+        "openai",
+        OPENAI["OPINION_MODEL"],
+    )
+
+
+@pytest.mark.parametrize(("timeout", "retry"), [("60", "60"), ("90", "60")])
+def test_a_task_timeout_not_below_the_retry_names_both_variables(
+    monkeypatch: pytest.MonkeyPatch, timeout: str, retry: str
+) -> None:
+    assert refusal(monkeypatch, Q_TIMEOUT=timeout, Q_RETRY=retry) == [
+        f"Q_TIMEOUT ({timeout}) must be lower than Q_RETRY ({retry}): a task still running "
+        "when it is delivered again would run twice at once"
+    ]
+
+
+def test_a_bad_q_retry_is_named_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert refusal(monkeypatch, Q_TIMEOUT="90", Q_RETRY="soon") == [
+        "Q_RETRY must be an integer, got 'soon'"
+    ]
+
+
+@pytest.mark.parametrize("name", ["REDIS_URL", "Q_REDIS_URL"])
+@pytest.mark.parametrize(
+    ("url", "got"),
+    [
+        ("127.0.0.1:6379", "no scheme"),
+        ("localhost:6379", "no scheme"),
+        ("notaurl", "no scheme"),
+        (":s3cret@cache.internal:6379/0", "no scheme"),
+        ("http://:s3cret@cache.internal:6379/0", "'http'"),
+    ],
+)
+def test_a_redis_url_without_a_redis_scheme_is_refused_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, url: str, got: str
+) -> None:
+    (line,) = refusal(monkeypatch, **{name: url})
+
+    assert line == f"{name} must use one of the schemes redis, rediss, unix, got {got}"
+    assert "s3cret" not in line and "6379" not in line
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://:s3cret@cache.internal:6379/0", "rediss://cache.internal", "unix:///run/r.sock"],
+)
+def test_a_redis_url_of_each_scheme_redis_reads_is_taken(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    loaded = load_settings(monkeypatch, DEBUG="1", REDIS_URL=url, Q_REDIS_URL=url)
+
+    assert loaded["CACHES"]["default"]["LOCATION"] == url
+    assert loaded["Q_CLUSTER"]["redis"] == url
+
+
+@pytest.mark.parametrize("key", ["", " ", "\t \n"])
+def test_a_secret_key_of_spaces_is_not_set(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(monkeypatch, DEBUG="0", SECRET_KEY=key)
+
+    assert str(refused.value) == "SECRET_KEY must be set when DEBUG is off."
