@@ -2,6 +2,7 @@
 time by the indexer, picked up by each serving process, never rebuilt whole."""
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -426,3 +427,24 @@ def test_indexing_a_case_again_rewrites_only_the_passages_whose_text_changed() -
     assert edited["title"] == before["title"] and edited["root_cause"] == before["root_cause"]
     assert edited["solution"] != before["solution"]
     assert found_ids("跳过坏消息") == [case.case_id]
+
+
+def test_an_import_committed_at_once_queues_one_indexer_task_where_no_worker_runs(
+    tmp_path, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    from django_q.models import OrmQ
+
+    monkeypatch.setattr("django_q.conf.Conf.SYNC", False)  # queued for a worker, none runs
+    rows = [
+        {"title": f"Kafka 消费延迟 {n}", "rootCause": "重平衡风暴", "solution": "调大会话超时"}
+        for n in range(20)
+    ]
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_cases", str(path), stdout=io.StringIO(), stderr=io.StringIO())
+
+    assert CaseLibrary.objects.count() == 20
+    assert OrmQ.objects.count() == 1
+    assert len(changed()) == 20  # each case is marked; the one task indexes them all

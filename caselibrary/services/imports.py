@@ -41,7 +41,7 @@ from caselibrary.models import (
 )
 from caselibrary.runbooks import ERROR_CODE_MAX_LENGTH, Runbook, RunbookError, parse_runbook
 from caselibrary.services.cases import case_update
-from caselibrary.services.index import case_index_request
+from caselibrary.services.index import case_index_request, case_index_requests_deferred
 from config import metrics
 
 CASE_FILE_SUFFIXES = (".jsonl", ".csv", ".md")
@@ -167,15 +167,18 @@ def cases_import_file(
         keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
     with transaction.atomic():
         categories = set(FaultCategory.objects.values_list("code", flat=True))
-        for item in keyed:
-            try:
-                result = _upsert(item, created_by=created_by, categories=categories)
-            except CaseFileError as exc:
-                problems.add(exc)
-                continue
-            setattr(outcome, result, getattr(outcome, result) + 1)
+        with case_index_requests_deferred():  # asked once for the file, below
+            for item in keyed:
+                try:
+                    result = _upsert(item, created_by=created_by, categories=categories)
+                except CaseFileError as exc:
+                    problems.add(exc)
+                    continue
+                setattr(outcome, result, getattr(outcome, result) + 1)
         if problems or dry_run:
             transaction.set_rollback(True)
+        elif outcome.created or outcome.updated:
+            case_index_request()
     if problems:
         return FileOutcome(source=source, problems=problems.messages())
     return outcome

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -81,9 +82,27 @@ def case_index_request() -> None:
 
     The triggers have already marked them, and the worker's indexer would find them
     within CASE_INDEXER_POLL_SECONDS; this only starts an indexer at once where none
-    runs (a worker just started, or the task queue running inline).
+    runs (a worker just started, or the task queue running inline). Inside
+    `case_index_requests_deferred()` it does nothing: the block's caller asks once.
     """
-    transaction.on_commit(_request, robust=True)
+    if not _deferred.get():
+        transaction.on_commit(_request, robust=True)
+
+
+_deferred: ContextVar[bool] = ContextVar("case_index_requests_deferred", default=False)
+
+
+@contextmanager
+def case_index_requests_deferred() -> Iterator[None]:
+    """Case writes inside ask for no indexer: the caller writing many cases in one
+    transaction asks once, after them. An import of 1,500 rows asked 1,500 times, and
+    where no worker ran queued as many indexer tasks (9.7 s for the file; 4.4 s with a
+    worker running)."""
+    token = _deferred.set(True)
+    try:
+        yield
+    finally:
+        _deferred.reset(token)
 
 
 def _request() -> None:
