@@ -33,6 +33,13 @@ def load_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict:
     return runpy.run_path(str(SETTINGS))
 
 
+def refusal(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
+    """The lines start-up refuses `env` with (DEBUG on unless `env` says otherwise)."""
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings(monkeypatch, **{"DEBUG": "1", **env})
+    return str(refused.value).splitlines()
+
+
 def test_debug_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
     assert load_settings(monkeypatch, SECRET_KEY="x" * 50)["DEBUG"] is False
 

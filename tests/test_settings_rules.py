@@ -6,19 +6,13 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from evaluation.services import PROVIDERS
-from tests.test_settings import load_settings
+from tests.test_settings import load_settings, refusal
 
 OPENAI = {
     "OPINION_PROVIDER": "openai",
     "OPINION_BASE_URL": "http://llm.internal:8000/v1",
     "OPINION_MODEL": "qwen2.5-7b-instruct",
 }
-
-
-def refusal(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
-    with pytest.raises(ImproperlyConfigured) as refused:
-        load_settings(monkeypatch, DEBUG="1", **env)
-    return str(refused.value).splitlines()
 
 
 def test_an_unknown_opinion_provider_is_named_beside_the_other_bad_variables(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from tests.test_settings import ROOT, load_settings, production_env
+from tests.test_settings import ROOT, load_settings, production_env, refusal
 
 
 def test_a_log_level_is_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -304,13 +304,13 @@ def test_a_long_value_is_shown_cut_to_its_first_characters(
 ) -> None:
     value = "x" * 5000
 
-    (line,) = refusal_of(monkeypatch, **{name: value})
+    (line,) = refusal(monkeypatch, **{name: value})
 
     assert line == message + repr("x" * 60) + "… (5000 characters)"
 
 
 def test_a_long_number_out_of_range_is_shown_cut(monkeypatch: pytest.MonkeyPatch) -> None:
-    (line,) = refusal_of(monkeypatch, SESSION_RETENTION_DAYS="9" * 1000)
+    (line,) = refusal(monkeypatch, SESSION_RETENTION_DAYS="9" * 1000)
 
     assert (
         line == "SESSION_RETENTION_DAYS must be <= 36500, got " + "9" * 60 + "… (1000 characters)"
@@ -320,7 +320,7 @@ def test_a_long_number_out_of_range_is_shown_cut(monkeypatch: pytest.MonkeyPatch
 def test_every_entry_of_metrics_allowed_ips_that_is_no_network_is_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    lines = refusal_of(monkeypatch, METRICS_ALLOWED_IPS="10.0.0.0/33,foo, 10.1.0.0/16,::1/129")
+    lines = refusal(monkeypatch, METRICS_ALLOWED_IPS="10.0.0.0/33,foo, 10.1.0.0/16,::1/129")
 
     assert lines == [
         "METRICS_ALLOWED_IPS must list IPv4 or IPv6 addresses or networks, got '10.0.0.0/33', "
@@ -340,7 +340,7 @@ def test_every_entry_of_metrics_allowed_ips_that_is_no_network_is_named(
 def test_only_ascii_digits_make_a_number(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
 ) -> None:
-    (line,) = refusal_of(monkeypatch, **{name: value})
+    (line,) = refusal(monkeypatch, **{name: value})
 
     assert line.startswith(message), line
 
@@ -349,12 +349,6 @@ def test_only_ascii_digits_make_a_number(
 def test_a_time_zone_directory_or_an_overlong_name_is_refused_like_any_unknown_zone(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    (line,) = refusal_of(monkeypatch, TIME_ZONE=value)
+    (line,) = refusal(monkeypatch, TIME_ZONE=value)
 
     assert line.startswith('TIME_ZONE must be a time zone name such as "UTC"'), line
-
-
-def refusal_of(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
-    with pytest.raises(ImproperlyConfigured) as refused:
-        load_settings(monkeypatch, **{"DEBUG": "1", **env})
-    return str(refused.value).splitlines()
