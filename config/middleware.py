@@ -90,12 +90,8 @@ class DatabaseUnavailableMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, (OperationalError, InterfaceError)):
-            _close_broken_connections()
-            what = "database"
-        elif is_cache_outage(exception):
-            what = "cache"
-        else:
+        what = outage_kind(exception)
+        if what is None:
             return None
         outage_answered(request, what, exception)
         if request.path.startswith("/api/"):
@@ -108,11 +104,24 @@ class DatabaseUnavailableMiddleware:
         return response
 
 
+def outage_kind(exception: BaseException) -> str | None:
+    """ "database" or "cache" when `exception` says that one cannot be reached (connection
+    loss, timeouts, lock waits; a Redis that refuses or times out), else None."""
+    if isinstance(exception, (OperationalError, InterfaceError)):
+        return "database"
+    if is_cache_outage(exception):
+        return "cache"
+    return None
+
+
 def outage_answered(request: HttpRequest, what: str, exception: BaseException) -> None:
     """Log that `request` is answered 503 because the `what` ("database", "cache") cannot
     be reached, once a minute per process (_OutageLog), and mark the request so that
     Django's own "Service Unavailable" line for it, which says nothing more, is dropped
-    (config.logging.AnsweredOutageFilter)."""
+    (config.logging.AnsweredOutageFilter). A broken database connection is dropped, so
+    the next request reconnects."""
+    if what == "database":
+        _close_broken_connections()
     # redis-py's message names the host and port, never the URL's password.
     _outage_log.failed(what, _describe(exception))
     request.outage = what  # type: ignore[attr-defined]

@@ -8,12 +8,12 @@ allows ingest.
 """
 
 from django.conf import settings
-from django.db import IntegrityError, InterfaceError, OperationalError
+from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 
-from config.middleware import is_cache_outage, outage_answered
+from config.middleware import outage_answered, outage_kind
 from config.throttling import WindowCountThrottle
 from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
@@ -26,12 +26,9 @@ from diagnosis.redaction import redactor
 # Exporters retry 429 and 503 after this many seconds (when the limiter says none).
 RETRY_AFTER_SECONDS = 5
 
-# Outages the exporter retries. Caught here, not left to config.middleware (which answers
-# them in plain text outside /api/), because exporters read an error's google.rpc.Status.
-# The database: cannot be reached (or a span's unique key lost a race twice).
-_DATABASE_ERRORS = (OperationalError, InterfaceError, IntegrityError)
-# The cache (REDIS_URL): every request reads the API key and the rate limit from it; a
-# Redis that refuses or times out is config.middleware.is_cache_outage.
+# Outages the exporter retries (config.middleware.outage_kind) are caught here, not left to
+# config.middleware (which answers them in plain text outside /api/), because exporters
+# read an error's google.rpc.Status.
 
 
 class OtlpKeyThrottle(WindowCountThrottle):
@@ -54,11 +51,9 @@ def traces_view(request: HttpRequest) -> HttpResponse:
     try:
         return _traces(request)
     except Exception as exc:
-        if isinstance(exc, _DATABASE_ERRORS):
-            what = "database"
-        elif is_cache_outage(exc):
-            what = "cache"
-        else:
+        # A span's unique key that lost a race twice (see _ingest) is retried as well.
+        what = "database" if isinstance(exc, IntegrityError) else outage_kind(exc)
+        if what is None:
             raise
         # Logged once a minute, as the API's outages are; the exporter retries.
         outage_answered(request, what, exc)
