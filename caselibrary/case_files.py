@@ -16,7 +16,10 @@ checked, and every bad one told (the first PROBLEMS_SHOWN of them), so that a fi
 in one go. A problem of the whole file (not UTF-8, not CSV, columns missing or unknown, not
 one line of JSON) is told alone: its rows cannot be read. A CSV header's names may have
 spaces around them (spreadsheets add them); a header naming a column twice is refused, its
-rows having two values for one field.
+rows having two values for one field. Columns without a name at the end of the header
+(spreadsheets write them) are ignored while their cells are empty; a row with a value under
+one is refused. A parser's reason (json's, csv's) is told in words of ours, at its column
+when the parser knows it.
 """
 
 import bisect
@@ -44,6 +47,11 @@ REQUIRED_FIELDS = tuple(name for name, field in CaseFileRow().fields.items() if 
 # The problems of one file told, at most: a file wrong on every row is told by its first
 # ones and a count of the others, not by thousands of lines.
 PROBLEMS_SHOWN = 50
+# A CSV cell may be as long as a case's longest field (200,000 characters), longer than the
+# csv module's default limit (131,072); a longer one is told by its field's rule. The limit
+# is the process's (csv has no other): set here once, never lowered.
+CSV_CELL_LIMIT = 1_000_000
+csv.field_size_limit(max(csv.field_size_limit(), CSV_CELL_LIMIT))
 # A spreadsheet runs a cell starting with = + @ (or - followed by a formula) when the file
 # is opened: refused, unless the cell starts with ' (kept as text, the ' dropped).
 _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
@@ -57,6 +65,41 @@ _OWN_RULES = {
     UNPAIRED_SURROGATE: gettext_lazy("Contains an unpaired surrogate."),
     CaseFileRow().fields["sessionId"].error_messages["invalid"]: gettext_lazy(
         "A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -."
+    ),
+}
+# json's reasons (JSONDecodeError.msg), in the words of a file's reader; another one is
+# told as json words it.
+_JSON_REASONS = {
+    "Expecting value": gettext_lazy("expected a value"),
+    "Expecting property name enclosed in double quotes": gettext_lazy(
+        "expected a name in double quotes"
+    ),
+    "Expecting ':' delimiter": gettext_lazy("expected ':'"),
+    "Expecting ',' delimiter": gettext_lazy("expected ','"),
+    # From Python 3.13, at the comma (before, "Expecting property name" or "value").
+    "Illegal trailing comma before end of object": gettext_lazy("a ',' with no item after it"),
+    "Illegal trailing comma before end of array": gettext_lazy("a ',' with no item after it"),
+    "Extra data": gettext_lazy("text after the end of the JSON value"),
+    "Unterminated string starting at": gettext_lazy(
+        "the string starting here has no closing quote"
+    ),
+    "Invalid control character at": gettext_lazy(
+        "a control character (such as a tab) in a string; write it as \\t"
+    ),
+    "Invalid \\escape": gettext_lazy(
+        "unknown escape after \\ in a string; write a \\ itself as \\\\"
+    ),
+    "Invalid \\uXXXX escape": gettext_lazy("\\u must be followed by 4 hexadecimal digits"),
+}
+# csv's reasons with strict=True and the comma dialect (csv.Error's text); another one is
+# told as csv words it.
+_CSV_REASONS = {
+    "',' expected after '\"'": gettext_lazy(
+        'a quoted cell has text after its closing quote; a " inside a quoted cell is written ""'
+    ),
+    # A quote opened in the row and not closed: the rest of the file is its cell.
+    "unexpected end of data": gettext_lazy(
+        "a quote opened here is not closed before the end of the file"
     ),
 }
 
@@ -149,10 +192,12 @@ def read_jsonl(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProble
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
+            problems.add(CaseFileError(source, number, _json_reason(exc)))
+            continue
+        except RecursionError:
+            reason = _("objects or arrays nested too deeply")
             problems.add(
-                CaseFileError(
-                    source, number, _("not valid JSON (%(reason)s)") % {"reason": exc.msg}
-                )
+                CaseFileError(source, number, _("not valid JSON (%(reason)s)") % {"reason": reason})
             )
             continue
         if not isinstance(row, dict):
@@ -177,10 +222,14 @@ def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems
     try:
         header = reader.fieldnames or []
     except csv.Error as exc:
-        raise CaseFileError(source, 1, _("not a CSV file (%(reason)s)") % {"reason": exc}) from None
+        _check_separator(text, source, header=[])
+        reason = _csv_reason(exc)
+        raise CaseFileError(
+            source, 1, _("not a CSV file (%(reason)s)") % {"reason": reason}
+        ) from None
     if not header:
         raise CaseFileError(source, 1, _("empty file: the first line names the columns"))
-    reader.fieldnames = _check_header(header, source)
+    reader.fieldnames = _check_header(header, text, source)
     check = CaseFileRow()
     records: list[CaseRecord] = []
     problems = CaseFileProblems(source)
@@ -193,8 +242,9 @@ def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems
         except csv.Error as exc:
             # Where the quoting breaks, the cells after it cannot be told apart: the rows
             # before are checked, the rest of the file is not read.
+            reason = _csv_reason(exc)
             problems.add(
-                CaseFileError(source, start, _("not valid CSV (%(reason)s)") % {"reason": exc})
+                CaseFileError(source, start, _("not valid CSV (%(reason)s)") % {"reason": reason})
             )
             break
         if None in row:
@@ -208,37 +258,51 @@ def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems
     return records, problems
 
 
-def _check_header(header: list[str], source: str) -> list[str]:
-    """The columns' names, without the spaces around them; CaseFileError when they are
-    not a case's columns, which makes every row wrong: told once."""
+def _check_header(header: list[str], text: str, source: str) -> list[str | int]:
+    """The columns' names, without the spaces around them, and each column without a name
+    at the end of the header as its position (its cells must be empty); CaseFileError when
+    they are not a case's columns, which makes every row wrong: told once."""
     names = [name.strip() for name in header]
-    if len(names) == 1:
-        _check_separator(names[0], source)
+    named = len(names)
+    while named and not names[named - 1]:
+        named -= 1
     # A column named twice would keep the later cell of each row and lose the other.
     repeated = [name for name, count in Counter(names).items() if count > 1 and name]
-    unknown = [name for name in dict.fromkeys(names) if not _known(name)]
+    unknown = [name for name in dict.fromkeys(names) if name and not _known(name)]
+    unnamed = [position for position, name in enumerate(names[:named], start=1) if not name]
     missing = [name for name in REQUIRED_FIELDS if name not in names]
     wrong = []
     if repeated:
         wrong.append(_("repeated column(s): %(columns)s") % {"columns": ", ".join(repeated)})
     if unknown:
         wrong.append(_("unknown column(s): %(columns)s") % {"columns": ", ".join(unknown)})
+    for position in unnamed:
+        wrong.append(_("column %(position)d of the header has no name") % {"position": position})
     if missing:
         wrong.append(_("missing column(s): %(columns)s") % {"columns": ", ".join(missing)})
     if wrong:
+        _check_separator(text, source, header=names)
         raise CaseFileError(source, 1, "; ".join(wrong))
-    return names
+    return [*names[:named], *range(named + 1, len(names) + 1)]
 
 
-def _check_separator(name: str, source: str) -> None:
-    """A header of one cell that reads as case columns once split on ";" or a tab: a
-    file saved with another separator than the comma (as spreadsheets do in some
-    languages), said so rather than as one unknown column."""
+def _check_separator(text: str, source: str, *, header: list[str]) -> None:
+    """A first line that names more case columns split on ";" or a tab than the comma
+    reader found in `header`: a file saved with another separator than the comma (as
+    spreadsheets do in some languages), said so rather than as unknown columns or a
+    quote the comma reader cannot read."""
+    known = sum(_known(name) for name in header)
     for separator, told in (
         (";", _("columns are separated by ';': save the file as comma-separated CSV")),
         ("\t", _("columns are separated by tabs: save the file as comma-separated CSV")),
     ):
-        if separator in name and any(_known(part.strip()) for part in name.split(separator)):
+        try:
+            cells = next(csv.reader(io.StringIO(text, newline=""), delimiter=separator))
+        except (csv.Error, StopIteration):
+            continue
+        # A whole line quoted as one cell still has its separators inside.
+        names = [name.strip() for cell in cells for name in cell.split(separator)]
+        if sum(_known(name) for name in names) > known:
             raise CaseFileError(source, 1, told)
 
 
@@ -246,14 +310,39 @@ def _known(name: str) -> bool:
     return name in FIELDS or name in IGNORED_FIELDS
 
 
-def _csv_record(row: dict[str, str], source: str, line: int, check: CaseFileRow) -> CaseRecord:
-    """A row's case; CaseFileError with everything wrong in it (each formula-like cell and
-    each field's rule)."""
+def _json_reason(exc: json.JSONDecodeError) -> str:
+    # A line of JSON Lines is one document: its line is the file's, told before.
+    reason = _JSON_REASONS.get(exc.msg, exc.msg)
+    return _("not valid JSON (column %(column)d: %(reason)s)") % {
+        "column": exc.colno,
+        "reason": reason,
+    }
+
+
+def _csv_reason(exc: csv.Error) -> str:
+    if str(exc).startswith("field larger than field limit"):
+        return _("a cell longer than %(limit)d characters; is a quote left open?") % {
+            "limit": csv.field_size_limit()
+        }
+    return str(_CSV_REASONS.get(str(exc), exc))
+
+
+def _csv_record(
+    row: dict[str | int, str], source: str, line: int, check: CaseFileRow
+) -> CaseRecord:
+    """A row's case; CaseFileError with everything wrong in it (a value under a column
+    without a name, each formula-like cell and each field's rule)."""
+    # A column without a name is keyed by its position (_check_header).
+    wrong = [
+        _("column %(position)d has a value but no name in the header") % {"position": key}
+        for key, value in row.items()
+        if isinstance(key, int) and value
+    ]
     # A row may end before the header does (a spreadsheet drops trailing empty cells): a
     # cell it does not have is an empty one.
-    row = {name: value or "" for name, value in row.items()}
-    wrong = [_formula(name, value) for name, value in row.items() if _FORMULA.match(value)]
-    cells = {name: _spreadsheet_cell(value) for name, value in row.items()}
+    named = {name: value or "" for name, value in row.items() if isinstance(name, str)}
+    wrong += [_formula(name, value) for name, value in named.items() if _FORMULA.match(value)]
+    cells = {name: _spreadsheet_cell(value) for name, value in named.items()}
     try:
         record = case_record(cells, source, line, check=check)
     except CaseFileError as exc:

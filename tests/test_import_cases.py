@@ -385,7 +385,7 @@ def test_the_command_reports_in_the_consoles_default_language(tmp_path, settings
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("not json", "cases.jsonl:1: 不是合法的 JSON（Expecting value）"),
+        ("not json", "cases.jsonl:1: 不是合法的 JSON（第 1 列：此处应为一个值）"),
         ("[1, 2]", "cases.jsonl:1: 每一行必须是一个 JSON 对象"),
         (json.dumps({**ROW, "title": " "}), "cases.jsonl:1: title: 该字段不能为空。"),
         (
