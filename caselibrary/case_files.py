@@ -211,6 +211,15 @@ def read_jsonl(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProble
     if problems and not objects:
         # Not one line is a JSON object: not JSON Lines at all (a JSON document, another
         # kind of file under this name), told by its first line.
+        if _json_document(text):
+            raise CaseFileError(
+                source,
+                1,
+                _(
+                    "a JSON document, not JSON Lines: write each case as one JSON object "
+                    "on a line of its own"
+                ),
+            )
         raise problems.first[0]
     return records, problems
 
@@ -308,6 +317,14 @@ def _check_separator(text: str, source: str, *, header: list[str]) -> None:
 
 def _known(name: str) -> bool:
     return name in FIELDS or name in IGNORED_FIELDS
+
+
+def _json_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
 
 
 def _json_reason(exc: json.JSONDecodeError) -> str:

@@ -4,6 +4,7 @@ a JSON line that does not parse, a CSV cell whose quotes break, a header cell wi
 name, a header written with another separator than the comma."""
 
 import io
+import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -314,3 +315,28 @@ def test_a_csv_cell_longer_than_a_case_allows_is_told_by_its_fields_rule(
     assert len(problems) == 1
     assert problems[0].startswith("skipped cases.csv:2: solution: ")
     assert "200000" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"),
+    [
+        (
+            "en",
+            "skipped cases.jsonl:1: a JSON document, not JSON Lines: "
+            "write each case as one JSON object on a line of its own",
+        ),
+        (
+            "zh-hans",
+            "已跳过 cases.jsonl:1: 这是一个 JSON 文档，不是 JSON Lines："
+            "每个案例应是单独一行的 JSON 对象",
+        ),
+    ],
+)
+def test_a_pretty_printed_json_document_named_jsonl_is_told_what_it_is(
+    tmp_path, settings, language, expected
+) -> None:
+    content = json.dumps(
+        [{"title": "磁盘写满", "rootCause": "日志未轮转", "solution": "清理"}], indent=2
+    )
+
+    assert told(tmp_path, settings, language, "cases.jsonl", content) == [expected]
