@@ -6,8 +6,10 @@ the variable, and the default stands in for it while the other settings are read
 config/settings.py ends with raise_problems(), which stops start-up with
 ImproperlyConfigured naming every bad variable, one line each, not only the first of them
 per restart. A setting that depends on a bad one asks refused() and adds no problem of its
-own; so does a rule between settings (require()). No message echoes a value that may be a
-secret, nor more than the first SHOWN_CHARACTERS of a long one.
+own; so does a rule between settings (require()). What a rule says, and what a reader
+says of a number or a URL, comes from config/settings_rules.py, which the system checks
+ask too. No message echoes a value that may be a secret, nor more than the first
+SHOWN_CHARACTERS of a long one.
 """
 
 import contextlib
@@ -21,8 +23,18 @@ import zoneinfo
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
+
+from config.settings_rules import (
+    openai_setting_problem,
+    opinion_calls_problem,
+    range_problem,
+    scheme_problem,
+    task_timeout_problem,
+)
+from config.settings_rules import shown as _shown
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -43,12 +55,12 @@ def refused(name: str) -> bool:
     return name in _problems
 
 
-def require(name: str, ok: bool, message: str, *, depends_on: Sequence[str] = ()) -> None:
-    """A rule between settings: note `message` for `name` unless `ok`. Nothing is noted
-    when `name` or a variable it depends on was refused already: its value stands for
-    nothing, and the rule is judged once it is fixed."""
-    if not ok and not any(refused(other) for other in (name, *depends_on)):
-        problem(name, message)
+def require(name: str, wrong: str | None, *, depends_on: Sequence[str] = ()) -> None:
+    """A rule between settings: note what is `wrong` (a predicate's answer, None when
+    nothing is) for `name`. Nothing is noted when `name` or a variable it depends on was
+    refused already: its value stands for nothing, and the rule is judged once it is fixed."""
+    if wrong and not any(refused(other) for other in (name, *depends_on)):
+        problem(name, wrong)
 
 
 def raise_problems() -> None:
@@ -77,19 +89,6 @@ def _refuse(name: str, message: str, default: T) -> T:
     return default
 
 
-# A message shows this many characters of a value at most: a value pasted by mistake (a
-# whole file, say) would otherwise fill the terminal on one line.
-SHOWN_CHARACTERS = 60
-
-
-def _shown(value: str, *, quoted: bool = True) -> str:
-    """`value` as a message shows it: quoted, cut after its first SHOWN_CHARACTERS."""
-    if len(value) <= SHOWN_CHARACTERS:
-        return repr(value) if quoted else value
-    start = value[:SHOWN_CHARACTERS]
-    return f"{repr(start) if quoted else start}… ({len(value)} characters)"
-
-
 def env_str(name: str, default: str = "") -> str:
     """The value without the spaces around it (a shell or a YAML file adds them easily and
     no setting of ours means them); the default when nothing else is left."""
@@ -107,17 +106,6 @@ def env_bool(name: str, default: bool = False) -> bool:
     return _refuse(
         name, f"{name} must be one of {sorted(_TRUE | _FALSE)}, got {_shown(value)}", default
     )
-
-
-def _out_of_range(
-    name: str, number: float, minimum: float | None, maximum: float | None
-) -> str | None:
-    shown = _shown(str(number), quoted=False)
-    if minimum is not None and number < minimum:
-        return f"{name} must be >= {minimum}, got {shown}"
-    if maximum is not None and number > maximum:
-        return f"{name} must be <= {maximum}, got {shown}"
-    return None
 
 
 N = TypeVar("N", int, float)
@@ -143,7 +131,7 @@ def env_int(
     number = _number(value, int)
     if number is None:
         return _refuse(name, f"{name} must be an integer, got {_shown(value)}", default)
-    wrong = _out_of_range(name, number, minimum, maximum)
+    wrong = range_problem(name, number, minimum, maximum)
     return _refuse(name, wrong, default) if wrong else number
 
 
@@ -160,7 +148,7 @@ def env_float(
     # through every comparison (a range check included).
     if not math.isfinite(number):
         return _refuse(name, f"{name} must be a finite number, got {_shown(value)}", default)
-    wrong = _out_of_range(name, number, minimum, maximum)
+    wrong = range_problem(name, number, minimum, maximum)
     return _refuse(name, wrong, default) if wrong else number
 
 
@@ -217,6 +205,43 @@ def env_networks(
     return networks
 
 
+def _origin_problem(origin: str) -> str | None:
+    """What keeps `origin` from being scheme://host[:port], or None."""
+    if "://" not in origin:
+        return "no scheme"
+    try:
+        parts = urlsplit(origin)
+    except ValueError:  # an unclosed "[" of an IPv6 address, say
+        return "not a URL"
+    if not parts.scheme:
+        return "no scheme"
+    if not parts.netloc:
+        return "no host"
+    for part in ("path", "query", "fragment"):
+        if getattr(parts, part):
+            return f"a {part}"
+    return None
+
+
+def env_origins(name: str, *, special: Sequence[str] = ()) -> list[str]:
+    """Origins as browsers send them (scheme://host[:port], comma-separated), or one of
+    `special` as it is; none by default. An entry without a scheme or with a path equals
+    no Origin a browser sends, and the system checks of Django (CSRF_TRUSTED_ORIGINS) and
+    django-cors-headers (CORS_ALLOWED_ORIGINS) would refuse it only once the other
+    variables are right: every such entry is named here, with what is wrong with it."""
+    origins = env_list(name, [])
+    wrong = []
+    for origin in origins:
+        what = None if origin in special else _origin_problem(origin)
+        if what:
+            wrong.append(f"{_shown(origin)} ({what})")
+    if wrong:
+        return _refuse(
+            name, f"{name} must list origins as scheme://host[:port], got {', '.join(wrong)}", []
+        )
+    return origins
+
+
 def env_rate(name: str, default: str) -> str | None:
     """A DRF throttle rate such as "30/min"; None when the variable says "off"."""
     value = env_str(name, default)
@@ -263,34 +288,12 @@ def env_regex_list(name: str) -> list[str] | None:
     return patterns
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
-
-
-def _wrong_scheme(name: str, url: str, schemes: Sequence[str]) -> str | None:
-    """What is wrong with the scheme of `url`, or None when it is one of `schemes`. The
-    message names the scheme only: the rest of the URL may hold a password."""
-    scheme, separator, _rest = url.partition("://")
-    if not (separator and _SCHEME.fullmatch(scheme)):
-        # No scheme ("127.0.0.1:6379"), or something before "://" that is not one and
-        # may be anything ("user:password@host").
-        got = "no scheme"
-    elif scheme.lower() in schemes:
-        return None
-    else:
-        got = _shown(scheme.lower())
-    return f"{name} must use one of the schemes {', '.join(schemes)}, got {got}"
-
-
 def env_url(name: str, *, schemes: Sequence[str]) -> str:
     """A URL whose scheme is one of `schemes` (lower case), or "" when unset. The URL is
     never echoed: it may hold a password."""
     url = env_str(name)
-    wrong = url and _wrong_scheme(name, url, schemes)
+    wrong = url and scheme_problem(name, url, schemes)
     return _refuse(name, wrong, "") if wrong else url
-
-
-# The schemes redis-py reads: another one passes start-up and fails every request.
-REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_age: int) -> dict:
@@ -302,7 +305,7 @@ def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_
     import dj_database_url
 
     url = env_str(name, default)
-    wrong = _wrong_scheme(name, url, schemes)
+    wrong = scheme_problem(name, url, schemes)
     if wrong:
         problem(name, wrong)
         url = default
@@ -351,31 +354,23 @@ def env_metrics_dir(name: str) -> str:
     return value
 
 
-# --- Rules between settings -------------------------------------------------------
+# --- Rules between settings (config/settings_rules.py) ----------------------------
 
 
 def require_task_timeout_below_retry(*, timeout: int, retry: int) -> None:
-    """django-q2 kills a task after Q_TIMEOUT seconds and delivers it again after Q_RETRY."""
-    require(
-        "Q_TIMEOUT",
-        timeout < retry,
-        f"Q_TIMEOUT ({timeout}) must be lower than Q_RETRY ({retry}): a task still running "
-        "when it is delivered again would run twice at once",
-        depends_on=["Q_RETRY"],
-    )
+    require("Q_TIMEOUT", task_timeout_problem(timeout=timeout, retry=retry), depends_on=["Q_RETRY"])
 
 
-def require_openai_opinions(base_url: str, model: str, seconds: float, retry: int) -> None:
-    """What the openai opinion provider needs: an endpoint and a model, and calls that end
-    before the worker kills the opinion task: a call and its retries take up to
-    OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) `seconds`; the task may run Q_RETRY - 1
-    (evaluation/services.py, opinion_task_timeout)."""
+def require_openai_opinions(base_url: str, model: str) -> None:
+    """What the openai opinion provider needs: an endpoint and a model."""
     for name, value in (("OPINION_BASE_URL", base_url), ("OPINION_MODEL", model)):
-        require(name, bool(value), f"{name} must be set when OPINION_PROVIDER is openai")
+        require(name, openai_setting_problem(name, value))
+
+
+def require_opinion_calls_within_task(timeout: float, max_retries: int, retry: int) -> None:
+    """An opinion call and its retries end before the worker kills the opinion task."""
     require(
         "OPINION_TIMEOUT",
-        seconds < retry - 1,
-        f"OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = {seconds:g}s must be under the "
-        f"opinion task's {retry - 1}s (Q_RETRY - 1): lower OPINION_TIMEOUT or OPINION_MAX_RETRIES",
+        opinion_calls_problem(timeout=timeout, max_retries=max_retries, retry=retry),
         depends_on=["OPINION_MAX_RETRIES", "Q_TIMEOUT", "Q_RETRY"],
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
 
-from config.env import REDIS_SCHEMES as _REDIS_SCHEMES
+from config import settings_rules as _rules
 from config.env import (
     env_bool,
     env_choice,
@@ -21,6 +21,7 @@ from config.env import (
     env_list,
     env_metrics_dir,
     env_networks,
+    env_origins,
     env_rate,
     env_regex_list,
     env_str,
@@ -30,8 +31,10 @@ from config.env import (
     raise_problems,
     refused,
     require_openai_opinions,
+    require_opinion_calls_within_task,
     require_task_timeout_below_retry,
 )
+from config.settings_rules import OPINION_LEAST as _LEAST
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -44,7 +47,7 @@ if not SECRET_KEY:
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -154,7 +157,7 @@ SILENCED_SYSTEM_CHECKS = [
 
 # --- Cache ------------------------------------------------------------------
 
-REDIS_URL = env_url("REDIS_URL", schemes=_REDIS_SCHEMES)
+REDIS_URL = env_url("REDIS_URL", schemes=_rules.REDIS_SCHEMES)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -240,10 +243,9 @@ FEEDBACK_ADDRESS_RATE_LIMIT = env_rate("FEEDBACK_ADDRESS_RATE_LIMIT", "600/min")
 # the one they saw. 0 (the default) takes the connection's address, which a client
 # cannot forge.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
-# Pages of these origins (scheme://host[:port], comma-separated) may send feedback from
-# the browser; none by default. Only /api/feedback answers cross-origin requests, and
-# never with cookies (the token is the credential).
-CORS_ALLOWED_ORIGINS = env_list("CORS_ALLOWED_ORIGINS", [])
+# Pages of these origins may send feedback from the browser; none by default. Only
+# /api/feedback answers cross-origin requests, and never with cookies (the token is the credential).
+CORS_ALLOWED_ORIGINS = env_origins("CORS_ALLOWED_ORIGINS", special=("null", "file://"))
 CORS_URLS_REGEX = r"^/api/feedback$"
 CORS_ALLOW_CREDENTIALS = False
 CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
@@ -294,13 +296,12 @@ SPECTACULAR_SETTINGS = {
 
 # --- Task queue (django-q2) -------------------------------------------------
 
-Q_REDIS_URL = env_url("Q_REDIS_URL", schemes=_REDIS_SCHEMES)
+Q_REDIS_URL = env_url("Q_REDIS_URL", schemes=_rules.REDIS_SCHEMES)
 Q_CLUSTER = {
     "name": env_str("Q_CLUSTER_NAME", "diagnosis"),
     "workers": env_int("Q_WORKERS", 2, minimum=1),
     "recycle": 500,
-    # A task that runs longer than `timeout` is killed; one that is not acknowledged
-    # within `retry` is delivered again. timeout < retry, or a slow task runs twice at once.
+    # Killed after `timeout` seconds; delivered again unless acknowledged within `retry`.
     "timeout": env_int("Q_TIMEOUT", 30, minimum=1),
     "retry": env_int("Q_RETRY", 60, minimum=2),
     "max_attempts": env_int("Q_MAX_ATTEMPTS", 5, minimum=1),
@@ -329,20 +330,19 @@ else:
 # --- Opinion layer ---------------------------------------------------------
 
 # Which provider forms the opinion stored beside the rule score (self_evaluation.llm_opinion):
-# "heuristic" (embedded, no network), "openai" (an OpenAI-compatible endpoint) or "off"
-# (evaluation/services.py, PROVIDERS; evaluation/checks.py judges settings made in code).
+# "heuristic" (embedded, no network), "openai" (OpenAI-compatible), "off" (evaluation/services.py).
 OPINION_PROVIDER = env_choice("OPINION_PROVIDER", "heuristic", ("heuristic", "openai", "off"))
-OPINION_BASE_URL = env_url("OPINION_BASE_URL", schemes=("http", "https"))
+OPINION_BASE_URL = env_url("OPINION_BASE_URL", schemes=_rules.OPINION_URL_SCHEMES)
 OPINION_MODEL = env_str("OPINION_MODEL")
 # A secret: never logged, never shown (not even by the provider's repr).
 OPINION_API_KEY = env_str("OPINION_API_KEY")
-OPINION_TIMEOUT = env_float("OPINION_TIMEOUT", 15.0, minimum=0.1)
-OPINION_MAX_RETRIES = env_int("OPINION_MAX_RETRIES", 2, minimum=0)
+OPINION_TIMEOUT = env_float("OPINION_TIMEOUT", 15.0, minimum=_LEAST["OPINION_TIMEOUT"])
+OPINION_MAX_RETRIES = env_int("OPINION_MAX_RETRIES", 2, minimum=_LEAST["OPINION_MAX_RETRIES"])
 # Calls to the openai provider per UTC day, counted in the database across processes.
-OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000, minimum=1)
+OPINION_DAILY_BUDGET = env_int("OPINION_DAILY_BUDGET", 1000, minimum=_LEAST["OPINION_DAILY_BUDGET"])
 if OPINION_PROVIDER == "openai":
-    _seconds = OPINION_TIMEOUT * (OPINION_MAX_RETRIES + 1)  # a call and all its retries
-    require_openai_opinions(OPINION_BASE_URL, OPINION_MODEL, _seconds, Q_CLUSTER["retry"])
+    require_openai_opinions(OPINION_BASE_URL, OPINION_MODEL)
+    require_opinion_calls_within_task(OPINION_TIMEOUT, OPINION_MAX_RETRIES, Q_CLUSTER["retry"])
 
 # --- Logging ----------------------------------------------------------------
 

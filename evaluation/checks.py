@@ -5,7 +5,8 @@ variable stops start-up with the others, before any check runs (config/env.py). 
 checks judge the settings as they finally are, so they still speak when code sets them
 (a test's override, a settings module that imports config.settings and changes them):
 `manage.py check`, `runserver` and `qcluster` run them before they start, and so does
-gunicorn (config/gunicorn.conf.py) before it serves.
+gunicorn (config/gunicorn.conf.py) before it serves. Both ask config/settings_rules.py,
+so a mistake reads the same at start-up and here.
 """
 
 from typing import Any
@@ -13,21 +14,25 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 
+from config.settings_rules import (
+    OPINION_LEAST,
+    OPINION_URL_SCHEMES,
+    openai_setting_problem,
+    opinion_calls_problem,
+    range_problem,
+    scheme_problem,
+    task_timeout_problem,
+)
+
 
 @register()
 def task_queue_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     q = settings.Q_CLUSTER
     problems: list[CheckMessage] = []
-    if q.get("timeout") is None or q.get("retry") is None or q["timeout"] >= q["retry"]:
+    wrong = task_timeout_problem(timeout=q.get("timeout"), retry=q.get("retry"))
+    if wrong:
         problems.append(
-            Error(
-                "Q_CLUSTER timeout must be set and lower than retry.",
-                hint=(
-                    "Otherwise a slow task is delivered again while it still runs "
-                    "(Q_TIMEOUT, Q_RETRY)."
-                ),
-                id="evaluation.E001",
-            )
+            Error(wrong, hint="Q_CLUSTER holds them as timeout and retry.", id="evaluation.E001")
         )
     if not q.get("max_attempts"):
         problems.append(
@@ -73,50 +78,35 @@ def opinion_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
     if provider != PROVIDER_OPENAI:
         return problems
     for name in ("OPINION_BASE_URL", "OPINION_MODEL"):
-        if not getattr(settings, name):
-            problems.append(
-                Error(
-                    f"{name} must be set when OPINION_PROVIDER is openai.",
-                    hint="The OpenAI-compatible endpoint (…/v1) and the model to ask.",
-                    id="evaluation.E004",
-                )
-            )
+        wrong = openai_setting_problem(name, getattr(settings, name))
+        if wrong:
+            hint = "The OpenAI-compatible endpoint (…/v1) and the model to ask."
+            problems.append(Error(wrong, hint=hint, id="evaluation.E004"))
     base_url = settings.OPINION_BASE_URL
-    if base_url and not base_url.startswith(("http://", "https://")):
-        problems.append(
-            Error(
-                "OPINION_BASE_URL must be an http:// or https:// URL.",
-                id="evaluation.E005",
-            )
+    wrong = base_url and scheme_problem("OPINION_BASE_URL", base_url, OPINION_URL_SCHEMES)
+    if wrong:
+        problems.append(Error(wrong, id="evaluation.E005"))
+    budget = "OPINION_DAILY_BUDGET"
+    wrong = range_problem(budget, settings.OPINION_DAILY_BUDGET, OPINION_LEAST[budget])
+    if wrong:
+        hint = "To stop paid calls, set OPINION_PROVIDER=heuristic or off."
+        problems.append(Error(wrong, hint=hint, id="evaluation.E006"))
+    calls = [
+        range_problem(name, getattr(settings, name), OPINION_LEAST[name])
+        for name in ("OPINION_TIMEOUT", "OPINION_MAX_RETRIES")
+    ]
+    problems += [Error(wrong, id="evaluation.E007") for wrong in calls if wrong]
+    q = settings.Q_CLUSTER
+    # As at start-up: calls are weighed against the task's time once that time is right.
+    if not any(calls) and not task_timeout_problem(timeout=q.get("timeout"), retry=q.get("retry")):
+        wrong = opinion_calls_problem(
+            timeout=settings.OPINION_TIMEOUT,
+            max_retries=settings.OPINION_MAX_RETRIES,
+            retry=q["retry"],
         )
-    if settings.OPINION_DAILY_BUDGET <= 0:
-        problems.append(
-            Error(
-                "OPINION_DAILY_BUDGET must be a positive number of calls per day.",
-                hint="To stop paid calls, set OPINION_PROVIDER=heuristic or off.",
-                id="evaluation.E006",
-            )
-        )
-    if settings.OPINION_TIMEOUT <= 0 or settings.OPINION_MAX_RETRIES < 0:
-        problems.append(
-            Error(
-                "OPINION_TIMEOUT must be positive and OPINION_MAX_RETRIES not negative.",
-                id="evaluation.E007",
-            )
-        )
-    else:
-        from evaluation.services import opinion_task_timeout
-
-        worst = settings.OPINION_TIMEOUT * (settings.OPINION_MAX_RETRIES + 1)
-        if worst >= opinion_task_timeout():
-            problems.append(
-                Error(
-                    f"OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = {worst:g}s does not fit "
-                    f"in the opinion task's {opinion_task_timeout()}s (Q_RETRY - 1).",
-                    hint="The worker would kill the call midway; lower the timeout or retries.",
-                    id="evaluation.E008",
-                )
-            )
+        if wrong:
+            hint = "The worker would kill the call midway."
+            problems.append(Error(wrong, hint=hint, id="evaluation.E008"))
     if not settings.OPINION_API_KEY:
         problems.append(
             Warning(

@@ -18,6 +18,9 @@ DATABASE_URL = "mysql://app:s3cr/et@db.internal/diagnosis"
 # The password of a Redis URL without its scheme must not be echoed either.
 REDIS_URL = ":s3cr3t@127.0.0.1:6379"
 BAD = {
+    # Refused with the others, not by Django's and django-cors-headers' checks afterwards.
+    "CSRF_TRUSTED_ORIGINS": "diagnosis.example.com",
+    "CORS_ALLOWED_ORIGINS": "https://chat.example.com/widget",
     "DATABASE_URL": DATABASE_URL,
     "REDIS_URL": REDIS_URL,
     "Q_POLL": "nan",
@@ -29,8 +32,12 @@ BAD = {
     "MILVUS_TIMEOUT": "soon",
 }
 EXPECTED = [
+    "Configuration error: CSRF_TRUSTED_ORIGINS must list origins as scheme://host[:port], got "
+    "'diagnosis.example.com' (no scheme)",
     "Configuration error: DATABASE_URL is not understood: ",
     "Configuration error: REDIS_URL must use one of the schemes redis, rediss, unix, got no scheme",
+    "Configuration error: CORS_ALLOWED_ORIGINS must list origins as scheme://host[:port], got "
+    "'https://chat.example.com/widget' (a path)",
     "Configuration error: Q_POLL must be a finite number, got 'nan'",
     "Configuration error: Q_TIMEOUT (90) must be lower than Q_RETRY (60): ",
     "Configuration error: OPINION_PROVIDER must be one of heuristic, openai, off, got 'bogus'",
@@ -104,20 +111,30 @@ def test_gunicorn_names_every_bad_setting_once_without_a_traceback_and_exits() -
     assert_every_bad_variable_named_plainly(result)
 
 
-# No variable's reader refuses it; Django's system checks do (4_0.E001).
-CHECKED = {"CSRF_TRUSTED_ORIGINS": "diagnosis.example.com"}
+# Settings that code changes after reading the environment: no variable is refused, the
+# system checks judge them (evaluation.E001), in the words start-up would use.
+CHANGED_IN_CODE = """
+from config.settings import *  # noqa: F403
+
+Q_CLUSTER = {**Q_CLUSTER, "timeout": 90}  # noqa: F405
+"""
 
 
-def test_gunicorn_refuses_to_serve_what_the_system_checks_refuse_a_line_each() -> None:
-    result = run_until_it_exits(gunicorn(), CHECKED)
-    refused_by_manage_py = run_until_it_exits([sys.executable, "manage.py", "check"], CHECKED)
+def test_gunicorn_refuses_to_serve_what_the_system_checks_refuse_a_line_each(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "changed_in_code.py").write_text(CHANGED_IN_CODE)
+    env = {"DJANGO_SETTINGS_MODULE": "changed_in_code", "PYTHONPATH": str(tmp_path)}
+
+    result = run_until_it_exits(gunicorn(), env)
+    refused_by_manage_py = run_until_it_exits([sys.executable, "manage.py", "check"], env)
 
     assert result.returncode != 0
     assert refused_by_manage_py.returncode != 0
     assert "Traceback" not in result.stderr, result.stderr
-    (line,) = [line for line in result.stderr.splitlines() if "(4_0.E001)" in line]
+    (line,) = [line for line in result.stderr.splitlines() if "(evaluation.E001)" in line]
     assert line.startswith(
-        "Configuration error: ?: (4_0.E001) As of Django 4.0, the values in "
-        "the CSRF_TRUSTED_ORIGINS setting must start with a scheme"
+        "Configuration error: ?: (evaluation.E001) Q_TIMEOUT (90) must be lower than "
+        "Q_RETRY (60): a task still running when it is delivered again would run twice at once"
     ), line
-    assert "diagnosis.example.com" in line
+    assert "(evaluation.E001) Q_TIMEOUT (90) must be lower" in refused_by_manage_py.stderr

@@ -1,5 +1,6 @@
 """The system checks report opinion-layer settings that code set wrong (evaluation.checks);
-the same mistakes in the environment stop start-up (tests/test_settings_rules.py)."""
+the same mistakes in the environment stop start-up (tests/test_settings_rules.py), in the
+same words."""
 
 import pytest
 
@@ -76,3 +77,39 @@ def test_an_empty_key_is_only_a_warning(openai) -> None:
     openai.OPINION_API_KEY = ""
 
     assert ids(openai) == ["evaluation.W002"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("OPINION_MODEL", "", "OPINION_MODEL must be set when OPINION_PROVIDER is openai"),
+        (
+            "OPINION_BASE_URL",
+            "llm.internal:8000/v1",
+            "OPINION_BASE_URL must use one of the schemes http, https, got no scheme",
+        ),
+        ("OPINION_DAILY_BUDGET", 0, "OPINION_DAILY_BUDGET must be >= 1, got 0"),
+        ("OPINION_MAX_RETRIES", -1, "OPINION_MAX_RETRIES must be >= 0, got -1"),
+        # Below the floor start-up holds OPINION_TIMEOUT to, though positive.
+        ("OPINION_TIMEOUT", 0.05, "OPINION_TIMEOUT must be >= 0.1, got 0.05"),
+        (
+            "OPINION_TIMEOUT",
+            30.0,
+            "OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = 90s must be under the opinion "
+            "task's 59s (Q_RETRY - 1): lower OPINION_TIMEOUT or OPINION_MAX_RETRIES",
+        ),
+    ],
+)
+def test_a_mistake_set_in_code_reads_as_start_up_says_it_of_the_environment(
+    openai, name, value, message
+) -> None:
+    setattr(openai, name, value)
+
+    assert [problem.msg for problem in opinion_settings()] == [message]
+
+
+def test_opinion_calls_are_not_judged_against_a_task_timeout_that_is_itself_wrong(openai) -> None:
+    openai.Q_CLUSTER = {**openai.Q_CLUSTER, "timeout": 90, "retry": 60}
+    openai.OPINION_TIMEOUT = 30.0
+
+    assert ids(openai) == []

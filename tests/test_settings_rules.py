@@ -5,6 +5,7 @@ each: not a system check that only speaks once they are fixed, nor a 500 on ever
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluation.checks import task_queue_settings
 from evaluation.services import PROVIDERS
 from tests.test_settings import load_settings, refusal
 
@@ -144,3 +145,24 @@ def test_a_secret_key_of_spaces_is_not_set(monkeypatch: pytest.MonkeyPatch, key:
         load_settings(monkeypatch, DEBUG="0", SECRET_KEY=key)
 
     assert str(refused.value) == "SECRET_KEY must be set when DEBUG is off."
+
+
+@pytest.mark.parametrize(("timeout", "retry"), [(60, 60), (90, 60)])
+def test_a_task_timeout_set_in_code_is_refused_by_the_checks_in_the_words_of_start_up(
+    monkeypatch: pytest.MonkeyPatch, settings, timeout: int, retry: int
+) -> None:
+    (line,) = refusal(monkeypatch, Q_TIMEOUT=str(timeout), Q_RETRY=str(retry))
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "timeout": timeout, "retry": retry}
+
+    assert [(problem.id, problem.msg) for problem in task_queue_settings()] == [
+        ("evaluation.E001", line)
+    ]
+
+
+def test_a_task_queue_without_a_timeout_is_refused_by_the_checks(settings) -> None:
+    settings.Q_CLUSTER = {key: v for key, v in settings.Q_CLUSTER.items() if key != "timeout"}
+
+    assert [problem.msg for problem in task_queue_settings()] == [
+        "Q_TIMEOUT (unset) must be lower than Q_RETRY (60): a task still running when it is "
+        "delivered again would run twice at once"
+    ]

@@ -219,6 +219,9 @@ def manage_check(**env: str) -> subprocess.CompletedProcess:
         ("Q_POLL", "nan"),
         ("PROMETHEUS_MULTIPROC_DIR", "/nonexistent/metrics"),
         ("REDACT_PATTERNS", '["("]'),
+        # Django's and django-cors-headers' own checks would speak only after the others.
+        ("CSRF_TRUSTED_ORIGINS", "diagnosis.example.com"),
+        ("CORS_ALLOWED_ORIGINS", "https://chat.example.com/"),
     ],
 )
 def test_manage_py_check_says_which_setting_is_wrong_in_one_line(name: str, value: str) -> None:
@@ -352,3 +355,57 @@ def test_a_time_zone_directory_or_an_overlong_name_is_refused_like_any_unknown_z
     (line,) = refusal(monkeypatch, TIME_ZONE=value)
 
     assert line.startswith('TIME_ZONE must be a time zone name such as "UTC"'), line
+
+
+@pytest.mark.parametrize("name", ["CSRF_TRUSTED_ORIGINS", "CORS_ALLOWED_ORIGINS"])
+def test_every_origin_without_a_scheme_or_with_a_path_is_named_with_what_is_wrong(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    value = "https://ok.example, example.com, https://a.example/x, https://b.example/, https://"
+
+    assert refusal(monkeypatch, **{name: value}) == [
+        f"{name} must list origins as scheme://host[:port], got 'example.com' (no scheme), "
+        "'https://a.example/x' (a path), 'https://b.example/' (a path), 'https://' (no host)"
+    ]
+
+
+def test_bad_origins_are_named_beside_the_other_bad_variables_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = refusal(
+        monkeypatch,
+        CSRF_TRUSTED_ORIGINS="diagnosis.example.com",
+        CORS_ALLOWED_ORIGINS="https://chat.example.com/widget?x=1",
+        Q_POLL="nan",
+    )
+
+    assert lines == [
+        "CSRF_TRUSTED_ORIGINS must list origins as scheme://host[:port], got "
+        "'diagnosis.example.com' (no scheme)",
+        "CORS_ALLOWED_ORIGINS must list origins as scheme://host[:port], got "
+        "'https://chat.example.com/widget?x=1' (a path)",
+        "Q_POLL must be a finite number, got 'nan'",
+    ]
+
+
+def test_origins_with_a_scheme_and_a_host_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_settings(
+        monkeypatch,
+        DEBUG="1",
+        # Django trusts the subdomains of an origin written with "*.".
+        CSRF_TRUSTED_ORIGINS=" https://diagnosis.example.com, https://*.example.com ",
+        # django-cors-headers reads "null" (a sandboxed frame) and "file://" as they are.
+        CORS_ALLOWED_ORIGINS="http://localhost:8000,null,file://",
+    )
+
+    assert loaded["CSRF_TRUSTED_ORIGINS"] == [
+        "https://diagnosis.example.com",
+        "https://*.example.com",
+    ]
+    assert loaded["CORS_ALLOWED_ORIGINS"] == ["http://localhost:8000", "null", "file://"]
+
+
+def test_null_is_no_origin_django_can_trust_for_csrf(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert refusal(monkeypatch, CSRF_TRUSTED_ORIGINS="null") == [
+        "CSRF_TRUSTED_ORIGINS must list origins as scheme://host[:port], got 'null' (no scheme)"
+    ]

@@ -1,0 +1,99 @@
+"""What some settings must be, each said once, for both places that judge them.
+
+config/env.py judges the variables as config/settings.py reads them, and stops start-up
+with every problem at once; the system checks (evaluation/checks.py) judge the settings as
+they finally are, code's changes included. Both ask the functions here, so a mistake reads
+the same wherever it is found. Each takes plain values and returns what is wrong, as the
+line someone reads, or None: no Django, no settings, no state.
+"""
+
+import re
+from collections.abc import Sequence
+
+# The schemes redis-py reads: another one passes start-up and fails every request.
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+# The openai opinion provider's endpoint (OPINION_BASE_URL).
+OPINION_URL_SCHEMES = ("http", "https")
+# The least each of these opinion settings may be (a budget of 0 is no way to stop paid
+# calls: OPINION_PROVIDER heuristic or off is).
+OPINION_LEAST = {"OPINION_TIMEOUT": 0.1, "OPINION_MAX_RETRIES": 0, "OPINION_DAILY_BUDGET": 1}
+
+# A message shows this many characters of a value at most: a value pasted by mistake (a
+# whole file, say) would otherwise fill the terminal on one line.
+SHOWN_CHARACTERS = 60
+
+
+def shown(value: str, *, quoted: bool = True) -> str:
+    """`value` as a message shows it: quoted, cut after its first SHOWN_CHARACTERS."""
+    if len(value) <= SHOWN_CHARACTERS:
+        return repr(value) if quoted else value
+    start = value[:SHOWN_CHARACTERS]
+    return f"{repr(start) if quoted else start}… ({len(value)} characters)"
+
+
+def range_problem(
+    name: str, number: float, minimum: float | None = None, maximum: float | None = None
+) -> str | None:
+    """`number` below `minimum` or above `maximum`."""
+    got = shown(str(number), quoted=False)
+    if minimum is not None and number < minimum:
+        return f"{name} must be >= {minimum}, got {got}"
+    if maximum is not None and number > maximum:
+        return f"{name} must be <= {maximum}, got {got}"
+    return None
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def scheme_problem(name: str, url: str, schemes: Sequence[str]) -> str | None:
+    """The scheme of `url` is not one of `schemes` (lower case). The message names the
+    scheme only: the rest of the URL may hold a password."""
+    scheme, separator, _rest = url.partition("://")
+    if not (separator and _SCHEME.fullmatch(scheme)):
+        # No scheme ("127.0.0.1:6379"), or something before "://" that is not one and
+        # may be anything ("user:password@host").
+        got = "no scheme"
+    elif scheme.lower() in schemes:
+        return None
+    else:
+        got = shown(scheme.lower())
+    return f"{name} must use one of the schemes {', '.join(schemes)}, got {got}"
+
+
+# --- Rules between settings -------------------------------------------------------
+
+
+def task_timeout_problem(*, timeout: int | None, retry: int | None) -> str | None:
+    """django-q2 kills a task after Q_TIMEOUT seconds and delivers it again after Q_RETRY:
+    the first must be set and lower, or a slow task runs twice at once."""
+    if timeout is not None and retry is not None and timeout < retry:
+        return None
+    return (
+        f"Q_TIMEOUT ({_given(timeout)}) must be lower than Q_RETRY ({_given(retry)}): a task "
+        "still running when it is delivered again would run twice at once"
+    )
+
+
+def openai_setting_problem(name: str, value: str) -> str | None:
+    """The openai opinion provider needs an endpoint (OPINION_BASE_URL) and a model
+    (OPINION_MODEL); without them the client would fall back to defaults of its own."""
+    return None if value else f"{name} must be set when OPINION_PROVIDER is openai"
+
+
+def opinion_calls_problem(*, timeout: float, max_retries: int, retry: int) -> str | None:
+    """An opinion call and its retries take up to OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1)
+    seconds, and must end before the worker kills the opinion task, which may run
+    Q_RETRY - 1 seconds once Q_TIMEOUT is below Q_RETRY (evaluation/services.py,
+    opinion_task_timeout). Judge it only when task_timeout_problem() finds nothing."""
+    seconds = timeout * (max_retries + 1)
+    if seconds < retry - 1:
+        return None
+    return (
+        f"OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1) = {seconds:g}s must be under the "
+        f"opinion task's {retry - 1}s (Q_RETRY - 1): lower OPINION_TIMEOUT or OPINION_MAX_RETRIES"
+    )
+
+
+def _given(number: int | None) -> str:
+    return "unset" if number is None else str(number)
