@@ -1,13 +1,16 @@
 """django-q2's task-queue lists (successful, failed, scheduled and queued tasks) in the
-console's style: its stylesheet, so they fit a 1366-pixel screen like the other lists, and
-a task's function path free to wrap after its dots. django-q2 registers its admins when
-its admin module is imported; they are registered again here with these changes."""
+console's style: its stylesheet, so they fit a 1366-pixel screen like the other lists, a
+task's function path free to wrap after its dots, and the schedule list's last-run and
+success columns named in words (django-q2 heads the first "last_run" and its yes/no icons
+say True or False to a screen reader, in any language). django-q2 registers its admins
+when its admin module is imported; they are registered again here with these changes."""
 
 from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
-from django.utils.html import format_html_join
+from django.templatetags.static import static
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 from django_q.admin import FailAdmin, QueueAdmin, ScheduleAdmin, TaskAdmin
@@ -20,6 +23,17 @@ def dotted_path(path: str | None) -> SafeString | str:
     if not path:
         return "-"
     return format_html_join(mark_safe(".<wbr>"), "{}", ((part,) for part in path.split(".")))
+
+
+def yes_no_icon(value: bool | None) -> SafeString:
+    """Django's yes, no or unknown icon, named in the page's language (Django's own is
+    named True, False or None whatever the language)."""
+    icon, name = {
+        True: ("yes", _("Yes")),
+        False: ("no", _("No")),
+        None: ("unknown", _("Unknown")),
+    }[value]
+    return format_html('<img src="{}" alt="{}">', static(f"admin/img/icon-{icon}.svg"), name)
 
 
 class TaskListMixin(admin.ModelAdmin):
@@ -48,7 +62,14 @@ class FailureAdmin(TaskListMixin, FailAdmin):
 
 
 class ScheduleListAdmin(TaskListMixin, ScheduleAdmin):
-    pass
+    @admin.display(description=_("last run"))
+    def get_last_run(self, obj: Schedule) -> SafeString | None:
+        return super().get_last_run(obj)
+
+    # The icon is drawn here (not boolean=True) to be named in the page's language.
+    @admin.display(description=_("success"))
+    def get_success(self, obj: Schedule) -> SafeString:
+        return yes_no_icon(obj.task_success)
 
 
 class QueuedTaskAdmin(TaskListMixin, QueueAdmin):

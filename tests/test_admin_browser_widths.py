@@ -18,7 +18,13 @@ from django_q.signing import SignedPackage
 from playwright.sync_api import expect
 
 from diagnosis.models import ToolCatalogEntry
-from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
+from feedback.models import ReviewState, ReviewTag
+from tests.factories import (
+    BadCaseReviewFactory,
+    CaseLibraryFactory,
+    DiagnosisSessionFactory,
+    FaultCategoryFactory,
+)
 from tests.test_admin_browser import LIST_WIDTHS, PASSWORD, browser, finish, log_in  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -71,6 +77,25 @@ def sessions() -> None:
 def unbacked() -> None:
     sessions()
     CaseLibraryFactory(diagnosis_id=SESSION_IDS[0], title=QUESTION, source_type="AUTO")
+
+
+def bad_cases() -> None:
+    # Every column filled: reviewed, assigned and tagged, confident but wrong, with the
+    # long names a team really uses.
+    assignee = User.objects.create_user(
+        "ops.reviewer.with.a.long.name", password=PASSWORD, is_staff=True
+    )
+    tags = [ReviewTag.objects.create(name=name) for name in ("needs-runbook", "retrieval-miss")]
+    for session_id, query in zip(SESSION_IDS, QUESTIONS, strict=True):
+        review = BadCaseReviewFactory(
+            session__session_id=session_id,
+            session__query=query,
+            session__evidence_score=65,
+            state=ReviewState.RESOLVED,
+            reviewed_by="ops.reviewer.with.a.long.name",
+            assignee=assignee,
+        )
+        review.tags.add(*tags)
 
 
 def tools() -> None:
@@ -176,6 +201,7 @@ def cases() -> None:
 
 LISTS: dict[str, tuple[str, Callable[[], None]]] = {
     "useful_without_evidence": ("/admin/feedback/usefulwithoutevidence/", unbacked),
+    "bad_cases": ("/admin/feedback/badcase/", bad_cases),
     "sessions": ("/admin/diagnosis/diagnosissession/", sessions),
     "tool_catalog": ("/admin/diagnosis/toolcatalogentry/", tools),
     "successful_tasks": ("/admin/django_q/success/", successful_tasks),
