@@ -205,8 +205,9 @@ def env_networks(
     return networks
 
 
-def _origin_problem(origin: str) -> str | None:
-    """What keeps `origin` from being scheme://host[:port], or None."""
+def _origin_problem(origin: str, *, wildcards: bool) -> str | None:
+    """What keeps `origin` from being scheme://host[:port] (with `wildcards`, a host may
+    start with "*."), or None."""
     if "://" not in origin:
         return "no scheme"
     try:
@@ -220,19 +221,24 @@ def _origin_problem(origin: str) -> str | None:
     for part in ("path", "query", "fragment"):
         if getattr(parts, part):
             return f"a {part}"
+    if "*" in parts.netloc and not (wildcards and parts.netloc.startswith("*.")):
+        return "a wildcard: list each origin"
     return None
 
 
-def env_origins(name: str, *, special: Sequence[str] = ()) -> list[str]:
+def env_origins(name: str, *, special: Sequence[str] = (), wildcards: bool = False) -> list[str]:
     """Origins as browsers send them (scheme://host[:port], comma-separated), or one of
-    `special` as it is; none by default. An entry without a scheme or with a path equals
-    no Origin a browser sends, and the system checks of Django (CSRF_TRUSTED_ORIGINS) and
-    django-cors-headers (CORS_ALLOWED_ORIGINS) would refuse it only once the other
-    variables are right: every such entry is named here, with what is wrong with it."""
+    `special` as it is; none by default. With `wildcards`, "https://*.example.com" stands
+    for the subdomains (Django's CSRF_TRUSTED_ORIGINS reads it so; django-cors-headers
+    compares origins as written and would never match it). An entry without a scheme or
+    with a path equals no Origin a browser sends, and the system checks of Django
+    (CSRF_TRUSTED_ORIGINS) and django-cors-headers (CORS_ALLOWED_ORIGINS) would refuse it
+    only once the other variables are right: every such entry is named here, with what is
+    wrong with it."""
     origins = env_list(name, [])
     wrong = []
     for origin in origins:
-        what = None if origin in special else _origin_problem(origin)
+        what = None if origin in special else _origin_problem(origin, wildcards=wildcards)
         if what:
             wrong.append(f"{_shown(origin)} ({what})")
     if wrong:

@@ -409,3 +409,16 @@ def test_null_is_no_origin_django_can_trust_for_csrf(monkeypatch: pytest.MonkeyP
     assert refusal(monkeypatch, CSRF_TRUSTED_ORIGINS="null") == [
         "CSRF_TRUSTED_ORIGINS must list origins as scheme://host[:port], got 'null' (no scheme)"
     ]
+
+
+def test_a_wildcard_origin_for_browser_feedback_is_refused_with_what_to_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # django-cors-headers compares origins as written: "https://*.example.com" would
+    # never match a page, and browser feedback from it would be refused without a word.
+    assert refusal(
+        monkeypatch, CORS_ALLOWED_ORIGINS="https://ok.example,https://*.example.com"
+    ) == [
+        "CORS_ALLOWED_ORIGINS must list origins as scheme://host[:port], got "
+        "'https://*.example.com' (a wildcard: list each origin)"
+    ]
