@@ -25,6 +25,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
+from config.admin_icons import yes_no_icon
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.models import (
     SESSION_ID_REGEX,
@@ -139,13 +140,14 @@ class ApiKeyAdmin(APIKeyModelAdmin):
     def key_created(self, obj: ApiKey) -> datetime:
         return obj.created
 
-    @admin.display(description=_("expired"), boolean=True)
-    def key_has_expired(self, obj: ApiKey) -> bool:
-        return obj.has_expired
+    # Icons named in the page's language (config/admin_icons.py), not boolean=True.
+    @admin.display(description=_("expired"))
+    def key_has_expired(self, obj: ApiKey) -> SafeString:
+        return yes_no_icon(obj.has_expired)
 
-    @admin.display(description=_("revoked"), boolean=True, ordering="revoked")
-    def key_revoked(self, obj: ApiKey) -> bool:
-        return obj.revoked
+    @admin.display(description=_("revoked"), ordering="revoked")
+    def key_revoked(self, obj: ApiKey) -> SafeString:
+        return yes_no_icon(obj.revoked)
 
 
 # --- Pieces shared by the session and bad-case admins ----------------------------------

@@ -9,12 +9,13 @@ from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
-from django.templatetags.static import static
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 from django_q.admin import FailAdmin, QueueAdmin, ScheduleAdmin, TaskAdmin
 from django_q.models import Failure, OrmQ, Schedule, Success
+
+from config.admin_icons import yes_no_icon
 
 
 def dotted_path(path: str | None) -> SafeString | str:
@@ -23,17 +24,6 @@ def dotted_path(path: str | None) -> SafeString | str:
     if not path:
         return "-"
     return format_html_join(mark_safe(".<wbr>"), "{}", ((part,) for part in path.split(".")))
-
-
-def yes_no_icon(value: bool | None) -> SafeString:
-    """Django's yes, no or unknown icon, named in the page's language (Django's own is
-    named True, False or None whatever the language)."""
-    icon, name = {
-        True: ("yes", _("Yes")),
-        False: ("no", _("No")),
-        None: ("unknown", _("Unknown")),
-    }[value]
-    return format_html('<img src="{}" alt="{}">', static(f"admin/img/icon-{icon}.svg"), name)
 
 
 class TaskListMixin(admin.ModelAdmin):
