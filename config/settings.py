@@ -331,7 +331,7 @@ else:
 
 # Which provider forms the opinion stored beside the rule score (self_evaluation.llm_opinion):
 # "heuristic" (embedded, no network), "openai" (OpenAI-compatible), "off" (evaluation/services.py).
-OPINION_PROVIDER = env_choice("OPINION_PROVIDER", "heuristic", ("heuristic", "openai", "off"))
+OPINION_PROVIDER = env_choice("OPINION_PROVIDER", "heuristic", _rules.OPINION_PROVIDERS)
 OPINION_BASE_URL = env_url("OPINION_BASE_URL", schemes=_rules.OPINION_URL_SCHEMES)
 OPINION_MODEL = env_str("OPINION_MODEL")
 # A secret: never logged, never shown (not even by the provider's repr).

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 # The schemes redis-py reads: another one passes start-up and fails every request.
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+# Who forms the opinion stored beside the rule score (evaluation/services.py):
+# embedded, an OpenAI-compatible endpoint, or nobody.
+OPINION_PROVIDERS = ("heuristic", "openai", "off")
 # The openai opinion provider's endpoint (OPINION_BASE_URL).
 OPINION_URL_SCHEMES = ("http", "https")
 # The least each of these opinion settings may be (a budget of 0 is no way to stop paid
@@ -81,11 +84,17 @@ def openai_setting_problem(name: str, value: str) -> str | None:
     return None if value else f"{name} must be set when OPINION_PROVIDER is openai"
 
 
+def opinion_task_seconds(*, timeout: int, retry: int) -> int:
+    """How long the worker lets an opinion task run: up to Q_RETRY - 1 seconds (before it
+    is delivered again), however short Q_TIMEOUT makes other tasks."""
+    return max(timeout, retry - 1)
+
+
 def opinion_calls_problem(*, timeout: float, max_retries: int, retry: int) -> str | None:
     """An opinion call and its retries take up to OPINION_TIMEOUT x (OPINION_MAX_RETRIES + 1)
     seconds, and must end before the worker kills the opinion task, which may run
-    Q_RETRY - 1 seconds once Q_TIMEOUT is below Q_RETRY (evaluation/services.py,
-    opinion_task_timeout). Judge it only when task_timeout_problem() finds nothing."""
+    Q_RETRY - 1 seconds once Q_TIMEOUT is below Q_RETRY (opinion_task_seconds). Judge it
+    only when task_timeout_problem() finds nothing."""
     seconds = timeout * (max_retries + 1)
     if seconds < retry - 1:
         return None

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from config import metrics
 from config.queue import enqueue_on_commit
+from config.settings_rules import OPINION_PROVIDERS, opinion_task_seconds
 from diagnosis.models import DiagnosisSession, SessionStatus
 from evaluation.models import OpinionBudget, WorkerHeartbeat
 from evaluation.opinion.base import (
@@ -146,10 +147,8 @@ def sessions_evaluate(
 
 # --- Opinions -------------------------------------------------------------------------
 
-PROVIDER_HEURISTIC = "heuristic"
-PROVIDER_OPENAI = "openai"
-PROVIDER_OFF = "off"
-PROVIDERS = (PROVIDER_HEURISTIC, PROVIDER_OPENAI, PROVIDER_OFF)
+PROVIDERS = OPINION_PROVIDERS
+PROVIDER_HEURISTIC, PROVIDER_OPENAI, PROVIDER_OFF = OPINION_PROVIDERS
 
 
 class OpinionBudgetExhausted(OpinionError):
@@ -187,7 +186,9 @@ def opinions_enqueue(*, session_ids: Sequence[str]) -> None:
 
 
 def opinion_task_timeout() -> int:
-    return max(settings.Q_CLUSTER["timeout"], settings.Q_CLUSTER["retry"] - 1)
+    return opinion_task_seconds(
+        timeout=settings.Q_CLUSTER["timeout"], retry=settings.Q_CLUSTER["retry"]
+    )
 
 
 def opinion_provider() -> OpinionProvider:
