@@ -6,6 +6,7 @@ import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 
 from caselibrary.models import CaseLibrary, FaultCategory
+from tests.admin_pages import list_edit_post
 from tests.conftest import on_mysql
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
 
@@ -46,22 +47,13 @@ def library():  # type: ignore[no-untyped-def]
     return {"auto": auto, "regretted": regretted, "manual": manual}
 
 
-def list_edit_post(cases: list[CaseLibrary], **changes: dict) -> dict:  # type: ignore[type-arg]
-    """The changelist form as the browser posts it, with `changes` by case pk."""
-    data = {
-        "form-TOTAL_FORMS": str(len(cases)),
-        "form-INITIAL_FORMS": str(len(cases)),
-        "form-MIN_NUM_FORMS": "0",
-        "form-MAX_NUM_FORMS": "1000",
-        "_save": "Save",
-    }
-    for n, case in enumerate(cases):
+def cases_list_post(cases: list[CaseLibrary], **changes: dict) -> dict:  # type: ignore[type-arg]
+    """The case list's form as the browser posts it, with `changes` by case pk."""
+    rows = []
+    for case in cases:
         values = {"fault_category": case.fault_category, "error_code": case.error_code or ""}
-        values.update(changes.get(case.pk, {}))
-        data[f"form-{n}-case_id"] = case.pk
-        data[f"form-{n}-fault_category"] = values["fault_category"]
-        data[f"form-{n}-error_code"] = values["error_code"]
-    return data
+        rows.append({"case_id": case.pk, **values, **changes.get(case.pk, {})})
+    return list_edit_post(rows)
 
 
 def test_the_list_shows_the_cases_newest_first(admin_client, library) -> None:
@@ -110,7 +102,7 @@ def test_category_and_error_code_are_edited_from_the_list(admin_client, library)
 
     response = admin_client.post(
         LIST,
-        list_edit_post(
+        cases_list_post(
             cases, **{auto.pk: {"fault_category": "DEPENDENCY", "error_code": "E-REDIS-1"}}
         ),
     )
@@ -134,7 +126,7 @@ def test_the_list_offers_only_categories_of_the_taxonomy(admin_client, library) 
     cases = list(CaseLibrary.objects.order_by("-created_at"))
 
     response = admin_client.post(
-        LIST, list_edit_post(cases, **{auto.pk: {"fault_category": "MADE_UP"}})
+        LIST, cases_list_post(cases, **{auto.pk: {"fault_category": "MADE_UP"}})
     )
 
     assert response.status_code == 200
@@ -149,7 +141,7 @@ def test_a_case_filed_under_a_code_outside_the_taxonomy_keeps_it_when_others_are
     page = admin_client.get(LIST).content.decode()
 
     assert '<option value="OLD_CODE" selected>OLD_CODE</option>' in page
-    admin_client.post(LIST, list_edit_post([legacy], **{legacy.pk: {"error_code": "X1"}}))
+    admin_client.post(LIST, cases_list_post([legacy], **{legacy.pk: {"error_code": "X1"}}))
     legacy.refresh_from_db()
     assert (legacy.fault_category, legacy.error_code) == ("OLD_CODE", "X1")
 

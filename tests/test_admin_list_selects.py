@@ -8,6 +8,7 @@ import pytest
 
 from caselibrary.models import FaultCategory
 from diagnosis.models import ToolCatalogEntry
+from tests.admin_pages import list_edit_post
 from tests.factories import CaseLibraryFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,16 +45,7 @@ def test_the_tool_catalog_list_offers_each_level_rule_in_a_few_words(admin_clien
 
 def test_a_level_rule_chosen_in_the_tool_catalog_list_is_saved(admin_client) -> None:
     tool = ToolCatalogEntry.objects.create(tool_name="QueryIncidentHistoryTools")
-    data = {
-        "form-TOTAL_FORMS": "1",
-        "form-INITIAL_FORMS": "1",
-        "form-MIN_NUM_FORMS": "0",
-        "form-MAX_NUM_FORMS": "1000",
-        "_save": "Save",
-        "form-0-id": tool.pk,
-        "form-0-kind": "retrieval",
-        "form-0-level_rule": "code",
-    }
+    data = list_edit_post([{"id": tool.pk, "kind": "retrieval", "level_rule": "code"}])
 
     assert admin_client.post(TOOLS, data).status_code == 302
     tool.refresh_from_db()

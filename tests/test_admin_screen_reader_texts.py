@@ -8,6 +8,7 @@ import pytest
 from django_q.models import Schedule
 
 from diagnosis.models import ToolCatalogEntry
+from tests.admin_pages import list_edit_post
 from tests.factories import DiagnosisSessionFactory
 from tests.test_admin_task_queue import a_task
 
@@ -77,16 +78,7 @@ def test_the_yes_no_icons_of_the_schedule_list_are_said_in_chinese(admin_client)
 
 def test_a_list_sent_back_with_errors_says_so_in_chinese_in_its_title(admin_client) -> None:
     tool = ToolCatalogEntry.objects.create(tool_name="QueryIncidentHistoryTools")
-    data = {
-        "form-TOTAL_FORMS": "1",
-        "form-INITIAL_FORMS": "1",
-        "form-MIN_NUM_FORMS": "0",
-        "form-MAX_NUM_FORMS": "1000",
-        "_save": "Save",
-        "form-0-id": tool.pk,
-        "form-0-kind": "retrieval",
-        "form-0-level_rule": "no-such-rule",
-    }
+    data = list_edit_post([{"id": tool.pk, "kind": "retrieval", "level_rule": "no-such-rule"}])
 
     page = text(admin_client.post(TOOLS, data))
 

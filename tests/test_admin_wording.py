@@ -13,6 +13,7 @@ from caselibrary.models import CaseLibrary, FaultCategory
 from diagnosis.models import ApiKey, ToolCatalogEntry
 from feedback.models import ReviewTag
 from feedback.review_queues import bad_cases_assign
+from tests.admin_pages import list_edit_post
 from tests.factories import (
     CaseLibraryFactory,
     DiagnosisSessionFactory,
@@ -237,16 +238,9 @@ def test_every_field_an_operator_edits_is_named_in_chinese_in_the_history(
 
 def test_a_case_edited_from_the_list_is_recorded_in_chinese(admin_client) -> None:
     case = CaseLibraryFactory(fault_category="GENERAL", error_code=None)
-    data = {
-        "form-TOTAL_FORMS": "1",
-        "form-INITIAL_FORMS": "1",
-        "form-MIN_NUM_FORMS": "0",
-        "form-MAX_NUM_FORMS": "1000",
-        "_save": "Save",
-        "form-0-case_id": case.pk,
-        "form-0-fault_category": "DATABASE",
-        "form-0-error_code": "ORA-00060",
-    }
+    data = list_edit_post(
+        [{"case_id": case.pk, "fault_category": "DATABASE", "error_code": "ORA-00060"}]
+    )
     assert admin_client.post(CASES, data).status_code == 302
 
     history = text(admin_client.get(f"{CASES}{case.pk}/history/"))
