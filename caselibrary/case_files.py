@@ -320,6 +320,9 @@ def _known(name: str) -> bool:
 
 
 def _json_document(text: str) -> bool:
+    """`text` is one JSON value written over several lines (one line is JSON Lines)."""
+    if len(text.strip().splitlines()) < 2:
+        return False
     try:
         json.loads(text)
     except (json.JSONDecodeError, RecursionError):

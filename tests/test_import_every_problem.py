@@ -173,7 +173,8 @@ def test_a_csv_row_shorter_than_its_header_is_a_row_with_empty_cells(tmp_path) -
         (
             "cases.jsonl",
             json.dumps([ROW] * 500, ensure_ascii=False, indent=2),
-            "cases.jsonl:1: not valid JSON (column 2: expected a value)",
+            "cases.jsonl:1: a JSON document, not JSON Lines: "
+            "write each case as one JSON object on a line of its own",
         ),
     ],
     ids=["missing column", "semicolons", "tabs", "a column twice", "a JSON document"],
