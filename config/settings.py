@@ -374,6 +374,8 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
+        # Named to drop Django's default handler (every line twice) and INFO level.
+        "django": {"level": LOG_LEVEL},
         # SQL is never logged: it can carry user data.
         "django.db.backends": {"level": "WARNING"},
         "django.request": {"filters": ["answered_outage"]},
@@ -401,13 +403,12 @@ READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)
 
 # --- Run files, attribution ------------------------------------------------------
 
-# Where a checkout keeps the files it writes while it runs: under `manage.py devserver`
-# the worker's log and the metrics files. The test suite points it at a temporary directory.
+# Where a checkout keeps the files it writes while it runs (under `manage.py devserver` the
+# worker's log and the metrics files); the test suite points it at a temporary directory.
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
-# The attribution page reads the newest this many useful and as many not useful sessions
-# of its window: the page costs the same at any size; more gives tighter intervals
-# (about 25 microseconds per session read, uncached).
+# The attribution page reads the newest this many useful and as many not useful sessions of
+# its window: the same cost at any size; more, tighter intervals (~25 µs a session read).
 ATTRIBUTION_SAMPLE = env_int("ATTRIBUTION_SAMPLE", 250, minimum=10)
 
 # --- Case search (config/search_settings.py) ---------------------------------------
@@ -419,8 +420,7 @@ from config.search_settings import *  # noqa: E402, F403
 # --- Metrics ------------------------------------------------------------------
 
 # GET /metrics (Prometheus): a scraper sends this token as `Authorization: Bearer ...`, or
-# scrapes from an address in METRICS_ALLOWED_IPS (addresses or networks, comma-separated;
-# loopback by default).
+# scrapes from an address in METRICS_ALLOWED_IPS (addresses or networks; loopback default).
 METRICS_BEARER_TOKEN = env_str("METRICS_BEARER_TOKEN")
 METRICS_ALLOWED_NETWORKS = env_networks("METRICS_ALLOWED_IPS", ["127.0.0.1/32", "::1/128"])
 

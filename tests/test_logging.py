@@ -2,6 +2,9 @@
 
 import json
 import logging
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -90,3 +93,37 @@ def test_api_keys_never_reach_the_logs(make_client, client, json_lines, settings
 
     assert json_lines  # something was logged
     assert not [line for line in json_lines if secret.split(".")[1] in line]
+
+
+@pytest.mark.parametrize(
+    ("level", "lines"),
+    [
+        ("INFO", ["INFO django.utils.autoreload Watching for file changes with StatReloader"]),
+        ("WARNING", []),
+    ],
+)
+def test_a_line_of_djangos_own_is_printed_once_and_as_loud_as_log_level_allows(
+    level: str, lines: list[str]
+) -> None:
+    # The development server's "Watching for file changes" came out twice: once bare (the
+    # handler Django sets up by default) and once in the service's format; and at
+    # LOG_LEVEL=WARNING Django's INFO lines still came out.
+    script = (
+        "import django, logging; django.setup(); "
+        "logging.getLogger('django.utils.autoreload')"
+        ".info('Watching for file changes with %s', 'StatReloader')"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "1",
+        "LOG_FORMAT": "plain",
+        "LOG_LEVEL": level,
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+
+    printed = [line for line in result.stderr.splitlines() if "Watching" in line]
+    assert [line.split(" ", 2)[2] for line in printed] == lines
