@@ -152,7 +152,7 @@ def test_a_reader_on_another_origin_rates_not_useful_and_the_review_shows_it(
 @pytest.mark.parametrize(
     ("lang", "message"),
     [
-        ("zh", "反馈令牌无效"),
+        ("zh", "反馈链接无效或已过期，请刷新页面后重试。"),
         ("en", "This feedback link is invalid or has expired. Reload the page and try again."),
     ],
 )

@@ -137,6 +137,15 @@
   // either still running, when the buttons above work again later, or has no answer).
   var RETRYABLE = { network: true, throttled: true, server: true };
 
+  // The service answers in Chinese only. Where its words say more than the widget's own
+  // (which field a 400 or 413 refused; whether a 409's session is still running or has no
+  // answer), a Chinese page shows them. Elsewhere both languages show the widget's own
+  // text: a refused token (401, 403: forged, another session's, expired, or signed with
+  // a key since changed) asks the reader to reload the page, which the service's words
+  // do not all say; a 429's words carry no wait (Retry-After is not readable from
+  // another origin); 404 and 5xx say nothing more.
+  var SERVER_WORDS = { invalid: true, conflict: true };
+
   function errorKind(status) {
     if (status === 401 || status === 403) return "forbidden";
     if (status === 429) return "throttled";
@@ -231,6 +240,7 @@
     element.appendChild(root);
 
     var busy = false;
+    var askingForReason = false;
     var lastBody = null;
     var timeout = Number(options.timeout) > 0 ? Number(options.timeout) : TIMEOUT_MS;
 
@@ -244,6 +254,7 @@
 
     function show(kind, message, withRetry) {
       var error = kind === "error";
+      askingForReason = false;
       status.className = "dfb-status" + (kind && !error ? " dfb-" + kind : "");
       status.textContent = error ? "" : message;
       alertBox.textContent = error ? message : "";
@@ -274,10 +285,8 @@
     }
 
     function failed(kind, serverMessage) {
-      // Chinese pages show the service's own words (they are Chinese); English pages
-      // their translation by kind.
       var message = t.errors[kind];
-      if (lang === "zh" && serverMessage) message = serverMessage;
+      if (lang === "zh" && SERVER_WORDS[kind] === true && serverMessage) message = serverMessage;
       var withRetry = RETRYABLE[kind] === true;
       show("error", message, withRetry);
       // The button the reader pressed was disabled while sending, which dropped focus to
@@ -350,11 +359,16 @@
     form.addEventListener("keydown", function (event) {
       if (event.key === "Escape") openForm(false);
     });
+    // "Choose a reason" goes as soon as one is chosen, not at the next submit.
+    reasons.addEventListener("change", function () {
+      if (askingForReason) show("", "");
+    });
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var chosen = form.querySelector("input[type=radio]:checked");
       if (!chosen) {
         show("error", t.chooseReason);
+        askingForReason = true;
         radios[0].querySelector("input").focus();
         return;
       }
