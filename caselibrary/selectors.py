@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from caselibrary.models import (
@@ -17,6 +17,7 @@ from caselibrary.models import (
     CaseChange,
     CaseIndexState,
     CaseLibrary,
+    CaseMerge,
     CasePassage,
     CaseSearch,
     FaultCategory,
@@ -33,13 +34,23 @@ class CaseNotFound(NotFound):
         super().__init__(f'案例 "{case_id}" 不存在')
 
 
+def _cases_with_merge() -> QuerySet[CaseLibrary]:
+    """The cases, each with `merged_into`: the id of the case it was merged into in the
+    admin, None for a case not merged."""
+    merge = CaseMerge.objects.filter(case_id=OuterRef("case_id")).values("merged_into")
+    return CaseLibrary.objects.annotate(merged_into=Subquery(merge[:1]))
+
+
 def case_list() -> QuerySet[CaseLibrary]:
-    return CaseLibrary.objects.all()
+    """The library as clients list it: a merged case is left out (found through the
+    case it was merged into, and still read by its id)."""
+    return _cases_with_merge().filter(merged_into__isnull=True)
 
 
 def case_get(*, case_id: str) -> CaseLibrary:
+    """One case by its id, merged or not (`merged_into` says which)."""
     try:
-        return CaseLibrary.objects.get(case_id=case_id)
+        return _cases_with_merge().get(case_id=case_id)
     except CaseLibrary.DoesNotExist:
         raise CaseNotFound(case_id) from None
 
@@ -368,7 +379,8 @@ def cases_as_jsonl(*, batch: int = 1000) -> Iterator[str]:
 
 
 def _case_row(case: CaseLibrary) -> dict[str, Any]:
-    # The keys and order of the API's case (caselibrary/serializers.py CaseOutput).
+    # The keys and order of the API's case (caselibrary/serializers.py CaseOutput), less
+    # `mergedInto`: a merge is made in the admin, not read back from a file.
     return {
         "caseId": case.case_id,
         "sessionId": case.diagnosis_id,

@@ -17,6 +17,17 @@ class CaseOutput(serializers.ModelSerializer):
     updatedBy = serializers.CharField(source="updated_by")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+    # The selectors' annotation. A case just created (POST) comes without one: a field that
+    # allows null reads a missing attribute as null, and such a case is not merged.
+    mergedInto = serializers.UUIDField(
+        source="merged_into",
+        format="hex_verbose",
+        allow_null=True,
+        read_only=True,
+        help_text="The case this one was merged into as its near-duplicate (in the admin): "
+        "a merged case is left out of the list, is found through that case, and is still "
+        "read by its id. Null for every case not merged.",
+    )
 
     class Meta:
         model = CaseLibrary
@@ -33,6 +44,7 @@ class CaseOutput(serializers.ModelSerializer):
             "updatedBy",
             "createdAt",
             "updatedAt",
+            "mergedInto",
         ]
 
 

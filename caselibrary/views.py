@@ -43,6 +43,11 @@ class CaseViewSet(ApiViewSet):
 
     @extend_schema(
         summary="The case library, newest first",
+        description=(
+            "A case merged into another (a near-duplicate, merged in the admin) is left out: "
+            "it is found through the case it was merged into, and still read by its id, "
+            "where `mergedInto` names that case."
+        ),
         responses={200: CaseOutput(many=True), **error_responses(400, 401, 403)},
     )
     def list(self, request: Request) -> Response:
@@ -74,6 +79,7 @@ class CaseViewSet(ApiViewSet):
 
     @extend_schema(
         summary="One case",
+        description="A case merged into another too: `mergedInto` names the case kept.",
         parameters=[OpenApiParameter("caseId", OpenApiTypes.UUID, OpenApiParameter.PATH)],
         responses={200: CaseOutput, **error_responses(401, 403, 404)},
     )

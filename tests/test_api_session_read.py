@@ -165,6 +165,7 @@ def test_cases_are_listed_newest_first_and_read_one_by_one(api) -> None:
         "updatedBy",
         "createdAt",
         "updatedAt",
+        "mergedInto",
     ]
 
 
