@@ -12,14 +12,15 @@ value (null, "", an empty cell) is no value.
 
 Every problem is told in the active language (the admin's, or LANGUAGE_CODE for
 `import_cases`), after its file and line. A bad row does not stop the reading: every row is
-checked, and every bad one told (the first PROBLEMS_SHOWN of them), so that a file is fixed
-in one go. A problem of the whole file (not UTF-8, not CSV, columns missing or unknown, not
-one line of JSON) is told alone: its rows cannot be read. A CSV header's names may have
-spaces around them (spreadsheets add them); a header naming a column twice is refused, its
-rows having two values for one field. Columns without a name at the end of the header
-(spreadsheets write them) are ignored while their cells are empty; a row with a value under
-one is refused. A parser's reason (json's, csv's) is told in words of ours, at its column
-when the parser knows it.
+checked, and every bad one told (the first PROBLEMS_SHOWN of them) with all that is wrong
+in it, in the order of its columns: formula-like cells, each field's rule, its category
+when not in the taxonomy given (`categories`). So a file is fixed in one go. A problem of
+the whole file (not UTF-8, not CSV, columns missing or unknown, not one line of JSON) is
+told alone: its rows cannot be read. A CSV header's names may have spaces around them
+(spreadsheets add them); a header naming a column twice is refused, its rows having two
+values for one field. Columns without a name at the end of the header (spreadsheets write
+them) are ignored while their cells are empty; a row with a value under one is refused. A
+parser's reason (json's, csv's) is told in words of ours, at its column when it knows it.
 """
 
 import bisect
@@ -29,19 +30,18 @@ import io
 import json
 import re
 from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from rest_framework.exceptions import ErrorDetail, ValidationError
-from rest_framework.fields import Field
 
 from caselibrary.case_input import CaseFileRow
-from config.api import NOT_A_STRING, UNKNOWN_FIELD, UNPAIRED_SURROGATE, StrictChoiceField
+from caselibrary.models import GENERAL_CATEGORY
 
-# Written to a file but not read back: the database keeps its own times and editor.
-IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt"})
+# Written to a file (or by the API) but not read back: the database keeps its own.
+IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt", "mergedInto"})
 FIELDS = tuple(CaseFileRow().fields)
 REQUIRED_FIELDS = tuple(name for name, field in CaseFileRow().fields.items() if field.required)
 # The problems of one file told, at most: a file wrong on every row is told by its first
@@ -55,18 +55,9 @@ csv.field_size_limit(max(csv.field_size_limit(), CSV_CELL_LIMIT))
 # A spreadsheet runs a cell starting with = + @ (or - followed by a formula) when the file
 # is opened: refused, unless the cell starts with ' (kept as text, the ' dropped).
 _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
-# The rules our own fields break are English constants, as the API gives them to programs
-# (config/api.py, diagnosis/serializers.py); a file's rows are read by people, in their
-# language. DRF's own rules come in the active language already (DRF's and Django's
-# catalogues).
-_OWN_RULES = {
-    UNKNOWN_FIELD: gettext_lazy("Unknown field."),
-    NOT_A_STRING: gettext_lazy("Must be a string."),
-    UNPAIRED_SURROGATE: gettext_lazy("Contains an unpaired surrogate."),
-    CaseFileRow().fields["sessionId"].error_messages["invalid"]: gettext_lazy(
-        "A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -."
-    ),
-}
+# The full stop a problem ends with, dropped when another problem follows it (not an
+# ellipsis's last dot).
+_FULL_STOP = re.compile(r"(?<!\.)[.。]\Z")
 # json's reasons (JSONDecodeError.msg), in the words of a file's reader; another one is
 # told as json words it.
 _JSON_REASONS = {
@@ -180,8 +171,20 @@ def decode(data: bytes, source: str) -> str:
         ) from None
 
 
-def read_jsonl(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems]:
-    """The file's good rows, and the problem of each bad one."""
+def join_problems(problems: Iterable[str]) -> str:
+    """Several problems told as one message, as clauses of one sentence: joined as the
+    active language joins them, each but the last without its full stop."""
+    told = list(problems)
+    # Translators: between two problems told in one message (of a file's row or header).
+    separator = _("; ")
+    return separator.join([_FULL_STOP.sub("", problem) for problem in told[:-1]] + told[-1:])
+
+
+def read_jsonl(
+    text: str, source: str, *, categories: Collection[str] | None = None
+) -> tuple[list[CaseRecord], CaseFileProblems]:
+    """The file's good rows, and the problems of each bad one; a row's category is
+    checked against `categories` (the taxonomy) when given."""
     check = CaseFileRow()
     records: list[CaseRecord] = []
     problems = CaseFileProblems(source)
@@ -205,7 +208,7 @@ def read_jsonl(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProble
             continue
         objects += 1
         try:
-            records.append(case_record(row, source, number, check=check))
+            records.append(case_record(row, source, number, check=check, categories=categories))
         except CaseFileError as exc:
             problems.add(exc)
     if problems and not objects:
@@ -224,9 +227,12 @@ def read_jsonl(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProble
     return records, problems
 
 
-def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems]:
-    """The file's good rows, and the problem of each bad one; CaseFileError when the file
-    is not a CSV file of cases (its header)."""
+def read_csv(
+    text: str, source: str, *, categories: Collection[str] | None = None
+) -> tuple[list[CaseRecord], CaseFileProblems]:
+    """The file's good rows, and the problems of each bad one (its category checked as
+    read_jsonl checks it); CaseFileError when the file is not a CSV file of cases (its
+    header)."""
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
         header = reader.fieldnames or []
@@ -260,7 +266,7 @@ def read_csv(text: str, source: str) -> tuple[list[CaseRecord], CaseFileProblems
             problems.add(CaseFileError(source, start, _("more cells than columns")))
         elif any(value for value in row.values()):
             try:
-                records.append(_csv_record(row, source, start, check))
+                records.append(_csv_record(row, source, start, check, categories))
             except CaseFileError as exc:
                 problems.add(exc)
         start = reader.line_num + 1
@@ -291,7 +297,7 @@ def _check_header(header: list[str], text: str, source: str) -> list[str | int]:
         wrong.append(_("missing column(s): %(columns)s") % {"columns": ", ".join(missing)})
     if wrong:
         _check_separator(text, source, header=names)
-        raise CaseFileError(source, 1, "; ".join(wrong))
+        raise CaseFileError(source, 1, join_problems(wrong))
     return [*names[:named], *range(named + 1, len(names) + 1)]
 
 
@@ -348,47 +354,56 @@ def _csv_reason(exc: csv.Error) -> str:
 
 
 def _csv_record(
-    row: dict[str | int, str], source: str, line: int, check: CaseFileRow
+    row: dict[str | int, str],
+    source: str,
+    line: int,
+    check: CaseFileRow,
+    categories: Collection[str] | None,
 ) -> CaseRecord:
-    """A row's case; CaseFileError with everything wrong in it (a value under a column
-    without a name, each formula-like cell and each field's rule)."""
-    # A column without a name is keyed by its position (_check_header).
-    wrong = [
-        _("column %(position)d has a value but no name in the header") % {"position": key}
-        for key, value in row.items()
-        if isinstance(key, int) and value
-    ]
+    """A row's case; CaseFileError with everything wrong in it, column by column (a value
+    under a column without a name, a formula-like cell, its field's rules)."""
+    unnamed = _("column %(position)d has a value but no name in the header")
+    found: dict[str | int, list[str]] = {}
+    for key, value in row.items():
+        # A column without a name is keyed by its position (_check_header), at the end.
+        if isinstance(key, int) and value:
+            found[key] = [unnamed % {"position": key}]
+        elif isinstance(key, str) and value and _FORMULA.match(value):
+            found[key] = [_formula(key, value)]
     # A row may end before the header does (a spreadsheet drops trailing empty cells): a
     # cell it does not have is an empty one.
-    named = {name: value or "" for name, value in row.items() if isinstance(name, str)}
-    wrong += [_formula(name, value) for name, value in named.items() if _FORMULA.match(value)]
-    cells = {name: _spreadsheet_cell(value) for name, value in named.items()}
-    try:
-        record = case_record(cells, source, line, check=check)
-    except CaseFileError as exc:
-        wrong.append(exc.message)
-    if wrong:
-        raise CaseFileError(source, line, "; ".join(wrong))
-    return record
+    cells = {k: _spreadsheet_cell(v or "") for k, v in row.items() if isinstance(k, str)}
+    return case_record(cells, source, line, check=check, categories=categories, found=found)
 
 
 def case_record(
-    row: dict[str, Any], source: str, line: int, *, check: CaseFileRow | None = None
+    row: dict[str, Any],
+    source: str,
+    line: int,
+    *,
+    check: CaseFileRow | None = None,
+    categories: Collection[str] | None = None,
+    found: dict[Any, list[str]] | None = None,
 ) -> CaseRecord:
-    """The case a row gives, checked as `POST /api/cases` checks a case; CaseFileError
-    (file and line) when it is not one. A file's rows share one `check` (making the
-    serializer is most of the cost of a row), as a `many=True` serializer's items do."""
+    """The case a row gives, checked as `POST /api/cases` checks a case, and its category
+    against `categories` (the taxonomy) when given; CaseFileError (file and line) telling
+    all that is wrong in it with what was `found` in its cells, in the order of its keys
+    (a key it lacks after them). A file's rows share one `check` (making the serializer
+    is most of the cost of a row), as a `many=True` serializer's items do."""
     given = {k: v for k, v in row.items() if k not in IGNORED_FIELDS and not _empty(k, v)}
-    serializer = check if check is not None else CaseFileRow()
-    try:
-        case = serializer.run_validation(given)
-    except ValidationError as exc:
-        problems = [
-            f"{name}: {_rule(rule, serializer.fields.get(name), given.get(name))}"
-            for name, rules in exc.detail.items()
-            for rule in rules
-        ]
-        raise CaseFileError(source, line, "; ".join(problems)) from None
+    case, rules = (check or CaseFileRow()).read(given)
+    problems = found or {}
+    for name, broken in rules.items():
+        problems.setdefault(name, []).extend(f"{name}: {rule}" for rule in broken)
+    category = case.get("faultCategory") or GENERAL_CATEGORY
+    if categories is not None and "faultCategory" not in rules and category not in categories:
+        unknown = _('faultCategory "%(category)s" is not in the taxonomy')
+        problems.setdefault("faultCategory", []).append(unknown % {"category": category})
+    if problems:
+        position = {key: number for number, key in enumerate(row)}
+        keys = sorted(problems, key=lambda key: position.get(key, len(position)))
+        told = join_problems(problem for key in keys for problem in problems[key])
+        raise CaseFileError(source, line, told)
     return CaseRecord(
         line=line,
         title=case["title"],
@@ -402,18 +417,6 @@ def case_record(
         source_type=case.get("sourceType"),
         created_by=case.get("createdBy"),
     )
-
-
-def _rule(rule: ErrorDetail, field: Field | None, value: Any) -> str:
-    """A field's rule in the active language: DRF's as DRF words it, ours translated."""
-    if isinstance(field, StrictChoiceField) and rule.code == "invalid_choice":
-        # Its English names the value and the allowed ones (config/api.py).
-        return _('Unknown value "%(value)s". Allowed values: %(allowed)s.') % {
-            "value": value,
-            "allowed": ", ".join(str(choice) for choice in field.choices),
-        }
-    own = _OWN_RULES.get(str(rule))
-    return str(own) if own is not None else str(rule)
 
 
 def _empty(name: str, value: Any) -> bool:

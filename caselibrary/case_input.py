@@ -2,11 +2,24 @@
 `import_cases` reads (a JSONL or CSV row, a Markdown runbook), so the two cannot disagree.
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
+from rest_framework.fields import Field
 
 from caselibrary.models import SourceType
-from config.api import StrictCharField, StrictChoiceField, StrictInputSerializer, StrictUUIDField
+from config.api import (
+    NOT_A_STRING,
+    UNKNOWN_FIELD,
+    UNPAIRED_SURROGATE,
+    StrictCharField,
+    StrictChoiceField,
+    StrictInputSerializer,
+    StrictUUIDField,
+)
 from diagnosis.serializers import StrictSessionIdField
 
 # Each CaseLibrary field a case's input sets, by the name its JSON gives it.
@@ -43,6 +56,54 @@ class CaseFileRow(CaseCreateInput):
     caseId = StrictUUIDField(required=False)
     sourceType = StrictChoiceField(SourceType.values, required=False)
     createdBy = StrictCharField(max_length=64, required=False)
+
+    def read(self, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+        """The case a row gives, and each rule it breaks by its field, worded for people in
+        the active language. An unknown key is told with every rule the other fields break
+        (the API's check stops at it). When a rule is broken, the case has the fields that
+        keep theirs, so that what is checked of them later is told at once too."""
+        problems = {
+            name: [str(_OWN_RULES[UNKNOWN_FIELD])] for name in given if name not in self.fields
+        }
+        known = {name: value for name, value in given.items() if name in self.fields}
+        try:
+            case = self.run_validation(known)
+        except serializers.ValidationError as exc:
+            for name, rules in exc.detail.items():
+                field = self.fields.get(name)
+                problems[name] = [_rule(rule, field, known.get(name)) for rule in rules]
+            case = {
+                name: self.fields[name].run_validation(value)
+                for name, value in known.items()
+                if name not in problems
+            }
+        return case, problems
+
+
+# The rules our own fields break are English constants, as the API gives them to programs
+# (config/api.py, diagnosis/serializers.py); a file's rows are read by people, in their
+# language. DRF's own rules come in the active language already (DRF's and Django's
+# catalogues).
+_OWN_RULES = {
+    UNKNOWN_FIELD: gettext_lazy("Unknown field."),
+    NOT_A_STRING: gettext_lazy("Must be a string."),
+    UNPAIRED_SURROGATE: gettext_lazy("Contains an unpaired surrogate."),
+    CaseFileRow().fields["sessionId"].error_messages["invalid"]: gettext_lazy(
+        "A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -."
+    ),
+}
+
+
+def _rule(rule: serializers.ErrorDetail, field: Field | None, value: Any) -> str:
+    """A field's rule in the active language: DRF's as DRF words it, ours translated."""
+    if isinstance(field, StrictChoiceField) and rule.code == "invalid_choice":
+        # Its English names the value and the allowed ones (config/api.py).
+        return _('Unknown value "%(value)s". Allowed values: %(allowed)s.') % {
+            "value": value,
+            "allowed": ", ".join(str(choice) for choice in field.choices),
+        }
+    own = _OWN_RULES.get(str(rule))
+    return str(own) if own is not None else str(rule)
 
 
 def in_json_names(error: DjangoValidationError) -> serializers.ValidationError:

@@ -67,6 +67,19 @@ def test_a_jsonl_file_makes_one_manual_case_per_row(tmp_path) -> None:
     assert Path(CaseImportSource.objects.get(case=case).source_path).resolve() == path.resolve()
 
 
+def test_cases_as_the_api_lists_them_import_with_what_the_database_keeps_left_out(
+    api, tmp_path
+) -> None:
+    kept = CaseLibraryFactory(title="磁盘写满", fault_category="GENERAL")
+    rows = api.get("/api/cases").json()["results"]
+    kept.delete()
+
+    out, _ = run(str(jsonl(tmp_path / "from-api.jsonl", *rows)))
+
+    assert "1 case(s) were created" in out
+    assert CaseLibrary.objects.get().title == "磁盘写满"
+
+
 def test_importing_the_same_file_again_changes_nothing(tmp_path) -> None:
     path = jsonl(tmp_path / "cases.jsonl", ROW)
     run(str(path))
@@ -138,7 +151,8 @@ def test_a_bad_row_is_reported_with_file_and_line_and_the_file_is_not_imported(t
         ),
         (
             json.dumps({"rootCause": ROW["rootCause"], "solution": 3}),
-            "cases.jsonl:1: title: This field is required.; solution: Must be a string.",
+            # In the order of its keys; the one it lacks after them.
+            "cases.jsonl:1: solution: Must be a string; title: This field is required.",
         ),
     ],
 )

@@ -116,11 +116,12 @@ def test_a_file_wrong_on_every_row_shows_its_first_50_problems_and_counts_the_re
 
 def test_the_problems_shown_are_the_first_by_line_wherever_they_are_found(tmp_path) -> None:
     # Row 1 is refused only when written, after the 60 rows refused when read.
-    rows = [{**ROW, "faultCategory": "NOPE"}] + [{**ROW, "title": " "}] * 60
+    CaseLibraryFactory(diagnosis_id="sess-9")
+    rows = [{**ROW, "sessionId": "sess-9"}] + [{**ROW, "title": " "}] * 60
 
     told = failing(str(jsonl(tmp_path / "cases.jsonl", *rows)))
 
-    assert told[0] == 'skipped cases.jsonl:1: faultCategory "NOPE" is not in the taxonomy'
+    assert told[0] == "skipped cases.jsonl:1: another case has this sessionId or source"
     assert told[1] == "skipped cases.jsonl:2: title: This field may not be blank."
     assert told[50] == "skipped cases.jsonl: … and 11 more problem(s) not shown"
 
@@ -280,6 +281,6 @@ def test_the_upload_page_counts_the_problems_it_does_not_show(admin_client, sett
 
     shown = list(response.context["form"].errors["file"])
     assert len(shown) == 51
-    assert shown[0] == "cases.csv:2: rootCause: 该字段是必填项。; solution: 该字段是必填项。"
+    assert shown[0] == "cases.csv:2: rootCause: 该字段是必填项；solution: 该字段是必填项。"
     assert shown[50] == "cases.csv: ……另有 30 个问题未列出"
     assert not CaseLibrary.objects.exists()

@@ -211,15 +211,15 @@ def test_empty_columns_without_a_name_at_the_end_of_the_header_are_ignored(
             "en",
             [
                 "skipped cases.csv:3: column 4 has a value but no name in the header",
-                "skipped cases.csv:4: column 5 has a value but no name in the header; "
-                "solution: This field is required.",
+                "skipped cases.csv:4: solution: This field is required; "
+                "column 5 has a value but no name in the header",
             ],
         ),
         (
             "zh-hans",
             [
                 "已跳过 cases.csv:3: 第 4 列有值，但表头中该列没有名称",
-                "已跳过 cases.csv:4: 第 5 列有值，但表头中该列没有名称; solution: 该字段是必填项。",
+                "已跳过 cases.csv:4: solution: 该字段是必填项；第 5 列有值，但表头中该列没有名称",
             ],
         ),
     ],
@@ -242,7 +242,7 @@ def test_a_value_under_a_column_without_a_name_refuses_its_row(
         ),
         (
             "zh-hans",
-            "已跳过 cases.csv:1: 未知的列：severity; 表头第 2 列没有名称; 表头第 4 列没有名称",
+            "已跳过 cases.csv:1: 未知的列：severity；表头第 2 列没有名称；表头第 4 列没有名称",
         ),
     ],
 )

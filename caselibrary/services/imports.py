@@ -28,6 +28,7 @@ from caselibrary.case_files import (
     CaseRecord,
     case_record,
     decode,
+    join_problems,
     read_csv,
     read_jsonl,
 )
@@ -157,8 +158,11 @@ def cases_import_file(
     it in messages; `key` is what it is known by between imports (`source` when not
     given, as for an upload, which has a name and no path)."""
     outcome = FileOutcome(source=source)
+    # A row's category is checked with the rest of it when it is read, so that a bad row
+    # is told with everything wrong in it.
+    categories = set(FaultCategory.objects.values_list("code", flat=True))
     try:
-        keyed, problems = _read(data, source)
+        keyed, problems = _read(data, source, categories)
     except CaseFileError as exc:
         return FileOutcome(source=source, problems=[str(exc)])
     if key is not None and key != source:
@@ -166,11 +170,10 @@ def cases_import_file(
         # folder imported) is read when the key finds nothing.
         keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
     with transaction.atomic():
-        categories = set(FaultCategory.objects.values_list("code", flat=True))
         with case_index_requests_deferred():  # asked once for the file, below
             for item in keyed:
                 try:
-                    result = _upsert(item, created_by=created_by, categories=categories)
+                    result = _upsert(item, created_by=created_by)
                 except CaseFileError as exc:
                     problems.add(exc)
                     continue
@@ -184,23 +187,23 @@ def cases_import_file(
     return outcome
 
 
-def _read(data: bytes, source: str) -> tuple[list[_Keyed], CaseFileProblems]:
-    """The file's good records and its bad rows' problems; CaseFileError when the file
-    as a whole cannot be read."""
+def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[_Keyed], CaseFileProblems]:
+    """The file's good records and its bad rows' problems (a category not in
+    `categories` among them); CaseFileError when the file as a whole cannot be read."""
     suffix = Path(source).suffix.lower()
     text = decode(data, source)
     if suffix == ".jsonl":
-        records, problems = read_jsonl(text, source)
+        records, problems = read_jsonl(text, source, categories=categories)
     elif suffix == ".csv":
-        records, problems = read_csv(text, source)
+        records, problems = read_csv(text, source, categories=categories)
     elif suffix == ".md":
-        return [_runbook(text, source)], CaseFileProblems(source)
+        return [_runbook(text, source, categories)], CaseFileProblems(source)
     else:
         raise CaseFileError(source, None, _("not a case file (.jsonl, .csv or .md)"))
     return [_Keyed(r, source, r.content_hash, by_path=False) for r in records], problems
 
 
-def _runbook(text: str, source: str) -> _Keyed:
+def _runbook(text: str, source: str, categories: set[str]) -> _Keyed:
     """A Markdown runbook as one case (caselibrary/runbooks.py reads it), checked as a
     row is. The case has no field of its own for the symptoms: they open the root cause,
     where the alert names they quote are searched too."""
@@ -219,14 +222,14 @@ def _runbook(text: str, source: str) -> _Keyed:
     if not solution.strip():
         missing.append(_("no solution section (处理步骤 / 解决方案 / solution)"))
     if missing:
-        raise CaseFileError(source, None, "; ".join(missing))
+        raise CaseFileError(source, None, join_problems(missing))
     case = {
         "title": runbook.title,
         "rootCause": root_cause,
         "solution": solution,
         "errorCode": _runbook_code(runbook),
     }
-    record = case_record(case, source, 1)
+    record = case_record(case, source, 1, categories=categories)
     return _Keyed(record, source, runbook.content_hash, by_path=True)
 
 
@@ -239,21 +242,15 @@ def _runbook_code(runbook: Runbook) -> str | None:
     return (in_title or alerts or [runbook.error_code])[0]
 
 
-def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
-    """Create, update or leave the record's case; returns which it did."""
+def _upsert(item: _Keyed, *, created_by: str) -> str:
+    """Create, update or leave the record's case (its category in the taxonomy, checked
+    when read); returns which it did."""
     record = item.record
-    category = record.fault_category or GENERAL_CATEGORY
-    if category not in categories:
-        raise CaseFileError(
-            item.name,
-            record.line,
-            _('faultCategory "%(category)s" is not in the taxonomy') % {"category": category},
-        )
     wanted = {
         "title": record.title,
         "root_cause": record.root_cause,
         "solution": record.solution,
-        "fault_category": category,
+        "fault_category": record.fault_category or GENERAL_CATEGORY,
         "error_code": normalise_error_code(record.error_code) if record.error_code else None,
         "diagnosis_id": record.session_id,
     }
@@ -275,7 +272,7 @@ def _upsert(item: _Keyed, *, created_by: str, categories: set[str]) -> str:
             if record.case_id is None:
                 _remember(case, item, source)
     except ValidationError as exc:
-        raise CaseFileError(item.name, record.line, "; ".join(exc.messages)) from None
+        raise CaseFileError(item.name, record.line, join_problems(exc.messages)) from None
     except IntegrityError:
         raise CaseFileError(
             item.name, record.line, _("another case has this sessionId or source")
