@@ -28,9 +28,11 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings_rules import (
+    REDIS_SCHEMES,
     openai_setting_problem,
     opinion_calls_problem,
     range_problem,
+    redis_url_problem,
     scheme_problem,
     task_timeout_problem,
 )
@@ -299,6 +301,27 @@ def env_url(name: str, *, schemes: Sequence[str]) -> str:
     never echoed: it may hold a password."""
     url = env_str(name)
     wrong = url and scheme_problem(name, url, schemes)
+    return _refuse(name, wrong, "") if wrong else url
+
+
+def env_save_limit(name: str) -> int:
+    """django-q2's save_limit: -1 keeps no successful task, a positive number that many;
+    django-q2 reads 0 as every task, for ever (a table that grows without end)."""
+    number = env_int(name, -1, minimum=-1)
+    if number == 0:
+        return _refuse(
+            name,
+            f"{name} 0 would keep every successful task for ever (django-q2 reads 0 so): "
+            "-1 keeps none, a positive number keeps that many",
+            -1,
+        )
+    return number
+
+
+def env_redis_url(name: str) -> str:
+    """A URL redis-py can read (config/settings_rules.py), or "" when unset; never echoed."""
+    url = env_url(name, schemes=REDIS_SCHEMES)
+    wrong = url and redis_url_problem(name, url)
     return _refuse(name, wrong, "") if wrong else url
 
 

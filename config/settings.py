@@ -23,7 +23,9 @@ from config.env import (
     env_networks,
     env_origins,
     env_rate,
+    env_redis_url,
     env_regex_list,
+    env_save_limit,
     env_str,
     env_time_zone,
     env_url,
@@ -157,7 +159,7 @@ SILENCED_SYSTEM_CHECKS = [
 
 # --- Cache ------------------------------------------------------------------
 
-REDIS_URL = env_url("REDIS_URL", schemes=_rules.REDIS_SCHEMES)
+REDIS_URL = env_redis_url("REDIS_URL")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -296,7 +298,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Task queue (django-q2) -------------------------------------------------
 
-Q_REDIS_URL = env_url("Q_REDIS_URL", schemes=_rules.REDIS_SCHEMES)
+Q_REDIS_URL = env_redis_url("Q_REDIS_URL")
 Q_CLUSTER = {
     "name": env_str("Q_CLUSTER_NAME", "diagnosis"),
     "workers": env_int("Q_WORKERS", 2, minimum=1),
@@ -305,10 +307,9 @@ Q_CLUSTER = {
     "timeout": env_int("Q_TIMEOUT", 30, minimum=1),
     "retry": env_int("Q_RETRY", 60, minimum=2),
     "max_attempts": env_int("Q_MAX_ATTEMPTS", 5, minimum=1),
-    # Successful scorings are not stored (-1); failures always are, and are retried.
-    # A positive limit makes the monitor lock and read every kept success for each task
-    # (django_q/monitor.py, save_task), which caps a burst at a few dozen tasks a second.
-    "save_limit": env_int("Q_SAVE_LIMIT", -1),
+    # -1: successes are not stored (failures are, and retried). A positive limit makes the
+    # monitor lock and read every kept success per task (django_q/monitor.py, save_task).
+    "save_limit": env_save_limit("Q_SAVE_LIMIT"),
     # A failed task stays queued and is retried every `retry` seconds, up to
     # `max_attempts`; each failure is visible (and can be resubmitted) in the admin.
     "ack_failures": False,

@@ -64,6 +64,24 @@ def scheme_problem(name: str, url: str, schemes: Sequence[str]) -> str | None:
     return f"{name} must use one of the schemes {', '.join(schemes)}, got {got}"
 
 
+def redis_url_problem(name: str, url: str) -> str | None:
+    """What keeps redis-py (the cache's and the task queue's client) from reading `url`, a
+    URL of one of REDIS_SCHEMES: read as redis-py reads it, whose reasons never hold the
+    password. redis-py reads a path that is no number as database 0: refused here."""
+    from redis.connection import parse_url  # only where Redis is used: it is 10 MB
+
+    try:
+        parse_url(url)
+    except ValueError as exc:
+        return f"{name} is no URL Redis can be reached at: {shown(str(exc), quoted=False)}"
+    scheme, _, rest = url.partition("://")
+    path = rest.partition("?")[0].partition("/")[2]
+    if scheme.lower() != "unix" and path and not path.isdigit():
+        what = "the path is the database's number, such as /0"
+        return f"{name} is no URL Redis can be reached at: {what}"
+    return None
+
+
 # --- Rules between settings -------------------------------------------------------
 
 

@@ -139,6 +139,41 @@ def test_a_redis_url_of_each_scheme_redis_reads_is_taken(
     assert loaded["Q_CLUSTER"]["redis"] == url
 
 
+@pytest.mark.parametrize("name", ["REDIS_URL", "Q_REDIS_URL"])
+@pytest.mark.parametrize(
+    ("url", "what"),
+    [
+        ("redis://:s3cret@[cache", "Invalid IPv6 URL"),
+        (
+            "redis://:s3cret@127.0.0.1:notaport/0",
+            "Port could not be cast to integer value as 'notaport'",
+        ),
+        ("rediss://:s3cret@cache.internal:99999/0", "Port out of range 0-65535"),
+        (
+            "redis://:s3cret@127.0.0.1:6379/0?socket_timeout=soon",
+            "Invalid value for 'socket_timeout' in connection URL.",
+        ),
+        ("redis://:s3cret@127.0.0.1:6379/cache", "the path is the database's number, such as /0"),
+    ],
+    ids=[
+        "a broken host",
+        "a port that is no number",
+        "a port too large",
+        "a bad option",
+        "a named database",
+    ],
+)
+def test_a_redis_url_redis_cannot_read_is_refused_at_start_up_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, url: str, what: str
+) -> None:
+    # Its scheme is right: it passed start-up, and then every API request (which reads the
+    # cache) answered 500, or the worker died with a traceback.
+    (line,) = refusal(monkeypatch, **{name: url})
+
+    assert line == f"{name} is no URL Redis can be reached at: {what}"
+    assert "s3cret" not in line
+
+
 @pytest.mark.parametrize("key", ["", " ", "\t \n"])
 def test_a_secret_key_of_spaces_is_not_set(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
     with pytest.raises(ImproperlyConfigured) as refused:
@@ -166,3 +201,29 @@ def test_a_task_queue_without_a_timeout_is_refused_by_the_checks(settings) -> No
         "Q_TIMEOUT (unset) must be lower than Q_RETRY (60): a task still running when it is "
         "delivered again would run twice at once"
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [
+        (
+            "0",
+            "Q_SAVE_LIMIT 0 would keep every successful task for ever (django-q2 reads 0 so): "
+            "-1 keeps none, a positive number keeps that many",
+        ),
+        ("-7", "Q_SAVE_LIMIT must be >= -1, got -7"),
+    ],
+)
+def test_a_save_limit_that_keeps_every_task_or_means_nothing_is_refused(
+    monkeypatch: pytest.MonkeyPatch, value: str, line: str
+) -> None:
+    assert refusal(monkeypatch, Q_SAVE_LIMIT=value) == [line]
+
+
+@pytest.mark.parametrize(("value", "kept"), [("-1", -1), ("200", 200)])
+def test_a_save_limit_of_none_or_some_tasks_is_taken(
+    monkeypatch: pytest.MonkeyPatch, value: str, kept: int
+) -> None:
+    loaded = load_settings(monkeypatch, DEBUG="1", Q_SAVE_LIMIT=value)
+
+    assert loaded["Q_CLUSTER"]["save_limit"] == kept
