@@ -9,6 +9,7 @@ line someone reads, or None: no Django, no settings, no state.
 
 import re
 from collections.abc import Sequence
+from urllib.parse import parse_qs, urlsplit
 
 # The schemes redis-py reads: another one passes start-up and fails every request.
 REDIS_SCHEMES = ("redis", "rediss", "unix")
@@ -66,20 +67,41 @@ def scheme_problem(name: str, url: str, schemes: Sequence[str]) -> str | None:
 
 def redis_url_problem(name: str, url: str) -> str | None:
     """What keeps redis-py (the cache's and the task queue's client) from reading `url`, a
-    URL of one of REDIS_SCHEMES: read as redis-py reads it, whose reasons never hold the
-    password. redis-py reads a path that is no number as database 0: refused here."""
-    from redis.connection import parse_url  # only where Redis is used: it is 10 MB
-
+    URL of one of REDIS_SCHEMES, or from reading it as meant: its host and port as urllib
+    reads them (redis-py does), its database a number (redis-py reads another path as
+    database 0), its numeric options numbers. Read here without redis-py, which costs a
+    process 10 MB where the cache is never used (an export); no reason holds the password."""
     try:
-        parse_url(url)
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (reading it checks it)
     except ValueError as exc:
         return f"{name} is no URL Redis can be reached at: {shown(str(exc), quoted=False)}"
-    scheme, _, rest = url.partition("://")
-    path = rest.partition("?")[0].partition("/")[2]
-    if scheme.lower() != "unix" and path and not path.isdigit():
+    path = parts.path.strip("/")
+    if parts.scheme.lower() != "unix" and path and not path.isdigit():
         what = "the path is the database's number, such as /0"
         return f"{name} is no URL Redis can be reached at: {what}"
+    for option, values in parse_qs(parts.query).items():
+        read = _REDIS_NUMBER_OPTIONS.get(option)
+        try:
+            if read is not None:
+                read(values[0])
+        except ValueError:
+            what = f"Invalid value for {shown(option)} in connection URL."
+            return f"{name} is no URL Redis can be reached at: {what}"
     return None
+
+
+# The options of a Redis URL that redis-py reads as numbers (redis/connection.py).
+_REDIS_NUMBER_OPTIONS = {
+    "db": int,
+    "socket_timeout": float,
+    "socket_connect_timeout": float,
+    "socket_read_size": int,
+    "max_connections": int,
+    "health_check_interval": int,
+    "timeout": float,
+    "protocol": int,
+}
 
 
 # --- Rules between settings -------------------------------------------------------
