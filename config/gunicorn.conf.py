@@ -5,8 +5,10 @@ and fail to boot. Then it runs Django's system checks, as `manage.py runserver` 
 before it serves: an error among them stops gunicorn the same way, a line each, so
 gunicorn never serves with settings that manage.py refuses. A worker that exits has its
 live gauges removed from the shared directory of metrics in multi-process mode
-(PROMETHEUS_MULTIPROC_DIR); its counters stay, so totals never go backwards. With
-CASE_SEARCH_WARM_ON_START, a worker loads what a search needs as it starts."""
+(PROMETHEUS_MULTIPROC_DIR); its counters stay, so totals never go backwards. More than
+one worker without that directory starts with a WARNING: each scrape would read one
+worker's counters. With CASE_SEARCH_WARM_ON_START, a worker loads what a search needs as
+it starts."""
 
 import os
 
@@ -36,6 +38,21 @@ def on_starting(server):  # type: ignore[no-untyped-def]
             # One line each: Django puts a hint on a line of its own.
             lines = (" ".join(part.strip() for part in str(e).splitlines()) for e in errors)
             raise ImproperlyConfigured("\n".join(lines))
+    _warn_when_workers_count_alone(server)
+
+
+def _warn_when_workers_count_alone(server):  # type: ignore[no-untyped-def]
+    # Not refused: one worker's counters are still right about that worker.
+    from django.conf import settings
+
+    if server.cfg.workers > 1 and not settings.PROMETHEUS_MULTIPROC_DIR:
+        server.log.warning(
+            "%d workers and no PROMETHEUS_MULTIPROC_DIR: each scrape of /metrics reads the "
+            "counters of the one worker that answers it, so they jump up and down between "
+            "scrapes. Set PROMETHEUS_MULTIPROC_DIR to a directory every process of the "
+            'machine shares (docs/operations.md, "Metrics").',
+            server.cfg.workers,
+        )
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]

@@ -248,9 +248,17 @@ def registry() -> CollectorRegistry:
 # --- The view -------------------------------------------------------------------------
 
 
+SERVED_METHODS = ("GET", "HEAD")
+
+
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """GET /metrics, for a bearer token (METRICS_BEARER_TOKEN) or an address in
-    METRICS_ALLOWED_IPS; with neither set, loopback only."""
+    METRICS_ALLOWED_IPS; with neither set, loopback only. HEAD as GET; any other method
+    405, whoever asks."""
+    if request.method not in SERVED_METHODS:
+        response = _json(405, "only GET and HEAD are served here")
+        response["Allow"] = ", ".join(SERVED_METHODS)
+        return response
     refusal = _refusal(request)
     if refusal is not None:
         return refusal
@@ -262,9 +270,10 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
 
 def _refusal(request: HttpRequest) -> HttpResponse | None:
     token = settings.METRICS_BEARER_TOKEN
-    header = request.headers.get("Authorization", "")
-    if token and header.startswith("Bearer "):
-        if secrets.compare_digest(header.removeprefix("Bearer ").encode(), token.encode()):
+    # The scheme in any case (RFC 7235: "bearer" is "Bearer"); the token exactly.
+    scheme, space, credentials = request.headers.get("Authorization", "").partition(" ")
+    if token and space and scheme.lower() == "bearer":
+        if secrets.compare_digest(credentials.encode(), token.encode()):
             return None
         return _json(401, "invalid bearer token")
     if _address_allowed(request.META.get("REMOTE_ADDR", "")):
@@ -282,8 +291,11 @@ def _address_allowed(address: str) -> bool:
     return any(ip in network for network in settings.METRICS_ALLOWED_NETWORKS)
 
 
+_CODES = {401: "not_authenticated", 403: "permission_denied", 405: "method_not_allowed"}
+
+
 def _json(status: int, message: str) -> JsonResponse:
-    code = "not_authenticated" if status == 401 else "permission_denied"
+    code = _CODES[status]
     response = JsonResponse({"code": code, "message": message}, status=status)
     if status == 401:
         response["WWW-Authenticate"] = "Bearer"

@@ -101,6 +101,28 @@ def test_an_export_reads_in_batches_and_writes_each_row_once(monkeypatch, tmp_pa
     assert ids == sorted(c.case_id for c in cases)
 
 
+def test_an_export_to_a_file_says_how_many_rows_it_wrote_and_where(tmp_path) -> None:
+    CaseLibraryFactory.create_batch(3)
+    DiagnosisSessionFactory(not_useful=True)
+    cases, bad_cases = tmp_path / "cases.csv", tmp_path / "bad_cases.jsonl"
+
+    said = command("cases", "--output", str(cases))
+    said_bad = command("bad_cases", "--format", "jsonl", "--output", str(bad_cases))
+
+    assert said == f"3 case(s) written to {cases}\n"
+    assert said_bad == f"1 bad case(s) written to {bad_cases}\n"
+    assert len(list(csv.DictReader(io.StringIO(cases.read_text().removeprefix(BOM))))) == 3
+
+
+def test_an_export_to_standard_output_is_the_data_alone(capsys) -> None:
+    CaseLibraryFactory.create_batch(2)
+
+    said = command("cases", "--format", "jsonl")
+
+    assert said == ""
+    assert len([json.loads(line) for line in capsys.readouterr().out.splitlines()]) == 2
+
+
 def test_the_admin_streams_the_list_as_filtered(admin_client) -> None:
     DiagnosisSessionFactory(not_useful=True, session_id="open-one")
     BadCaseReviewFactory(session__session_id="triaged-one")

@@ -184,6 +184,53 @@ def test_a_bearer_token_opens_it_from_anywhere_and_a_wrong_one_does_not(client, 
     assert "s3cret" not in wrong.content.decode()
 
 
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_may_be_written_in_any_case(client, settings, scheme: str) -> None:
+    settings.METRICS_BEARER_TOKEN = "s3cret-scrape-token"
+
+    right = client.get(
+        "/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION=f"{scheme} s3cret-scrape-token"
+    )
+    wrong = client.get("/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION=f"{scheme} nope")
+
+    assert right.status_code == 200
+    assert wrong.status_code == 401
+    assert wrong.json()["message"] == "invalid bearer token"
+
+
+def test_the_token_itself_is_compared_exactly(client, settings) -> None:
+    settings.METRICS_BEARER_TOKEN = "s3cret-scrape-token"
+
+    shouted = client.get(
+        "/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer S3CRET-SCRAPE-TOKEN"
+    )
+
+    assert shouted.status_code == 401
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete", "options"])
+def test_a_method_other_than_get_or_head_is_refused_with_405_and_allow(
+    client, settings, method: str
+) -> None:
+    settings.METRICS_BEARER_TOKEN = "s3cret-scrape-token"
+
+    response = getattr(client, method)(
+        "/metrics", REMOTE_ADDR="127.0.0.1", HTTP_AUTHORIZATION="Bearer s3cret-scrape-token"
+    )
+
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD"
+    assert response.json()["code"] == "method_not_allowed"
+    assert "diagnosis_" not in response.content.decode()
+
+
+def test_head_is_served_as_get_is(client) -> None:
+    response = client.head("/metrics", REMOTE_ADDR="127.0.0.1")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain")
+
+
 def test_an_allowed_network_may_scrape(client, settings) -> None:
     import ipaddress
 
@@ -339,3 +386,30 @@ def test_a_configured_metrics_directory_loses_only_its_sample_files(tmp_path, mo
 
     assert _fresh_metrics_dir() == tmp_path
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("workers", "shared", "warned"),
+    [(2, False, True), (2, True, False), (1, False, False)],
+    ids=["two-workers-no-directory", "two-workers-a-directory", "one-worker"],
+)
+def test_gunicorn_warns_at_start_up_when_its_workers_would_each_count_alone(
+    tmp_path, workers: int, shared: bool, warned: bool
+) -> None:
+    extra = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus")} if shared else {}
+    env = child_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", **extra)
+    log_path = tmp_path / "gunicorn.log"
+    with log_path.open("w") as log:
+        web, _ = start_gunicorn(
+            env, workers=workers, log=log, args=("-c", "config/gunicorn.conf.py")
+        )
+        stop_group(web)
+
+    warnings = [
+        line
+        for line in log_path.read_text().splitlines()
+        if "[WARNING]" in line and "PROMETHEUS_MULTIPROC_DIR" in line
+    ]
+    assert len(warnings) == (1 if warned else 0), log_path.read_text()

@@ -172,7 +172,7 @@ def test_rescore_opinion_forms_the_missing_ones_in_a_few_queries_per_batch(
     with django_assert_max_num_queries(8):
         call_command("rescore", "--opinion", "--missing", "--no-progress", stdout=out)
 
-    assert "Formed 4 opinions" in out.getvalue()
+    assert "Formed 4 opinion(s) in " in out.getvalue()
     assert stored("s0")["llm_opinion"] == kept
     assert all("llm_opinion" in stored(f"s{n}") for n in range(5))
 

@@ -4,7 +4,7 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
+from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 from django.utils import timezone
 from django_q.models import Schedule
@@ -76,6 +76,17 @@ def test_hours_work_too(history) -> None:
 def test_a_bad_age_is_one_clear_error(age) -> None:
     with pytest.raises(CommandError, match="--older-than wants a number of days or hours"):
         call_command("purge_sessions", f"--older-than={age}")
+
+
+def test_the_help_says_what_older_than_takes_and_what_it_removes() -> None:
+    parser = load_command_class("feedback", "purge_sessions").create_parser(
+        "manage.py", "purge_sessions"
+    )
+    text = " ".join(parser.format_help().split())
+
+    option = text.split("--older-than AGE ", 1)[1].split(" --dry-run", 1)[0]
+    assert '"180d"' in option and '"36h"' in option
+    assert "no feedback and no case" in option
 
 
 def test_the_daily_schedule_exists_and_does_nothing_unless_configured(history, settings) -> None:

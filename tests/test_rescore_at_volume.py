@@ -54,4 +54,4 @@ def test_an_interrupted_rescore_finishes_on_the_next_run() -> None:
     call_command("rescore", "--missing", "--no-progress", stdout=out)
 
     assert not scorable.filter(self_evaluation__isnull=True).exists()
-    assert out.getvalue().startswith(f"Scored {scorable.count() - 1_000} sessions")
+    assert out.getvalue().startswith(f"Scored {scorable.count() - 1_000} session(s) in ")

@@ -39,4 +39,4 @@ def test_the_widest_range_it_takes_works_in_any_time_zone(settings, zone: str) -
 
     out = rescore("--since", "1900-01-01", "--until", "9999-12-30")
 
-    assert out.startswith("Scored 1 sessions")
+    assert out.startswith("Scored 1 session(s) in ")

@@ -161,7 +161,7 @@ def test_rescore_missing_scores_only_unscored_finished_sessions() -> None:
     assert scores["new"]["evidence_score"] == 0
     assert scores["old"] == {"evidence_score": 99}
     assert scores["running"] is None
-    assert output.startswith("Scored 1 sessions")
+    assert output.startswith("Scored 1 session(s) in ")
 
 
 def test_rescore_all_rewrites_every_finished_session() -> None:

@@ -105,7 +105,7 @@ class Command(ServiceCommand):
                 bar.update(len(batch))
         elapsed = time.monotonic() - started
         rate = scored / elapsed if elapsed else 0.0
-        self.stdout.write(f"Scored {scored} sessions in {elapsed:.1f}s ({rate:.0f}/s).")
+        self.stdout.write(f"Scored {scored} session(s) in {elapsed:.1f}s ({rate:.0f}/s).")
 
     def _opinions(self, **options: Any) -> None:
         if not opinions_enabled():
@@ -138,10 +138,10 @@ class Command(ServiceCommand):
         elapsed = time.monotonic() - started
         rate = written / elapsed if elapsed else 0.0
         self.stdout.write(
-            f"Formed {written} opinions in {elapsed:.1f}s ({rate:.0f}/s); {failed} failed."
+            f"Formed {written} opinion(s) in {elapsed:.1f}s ({rate:.0f}/s); {failed} failed."
         )
         if failed:
-            raise CommandError(f"{failed} opinions could not be formed; see the log.")
+            raise CommandError(f"{failed} opinion(s) could not be formed; see the log.")
 
 
 # The days --since/--until take. A day is turned into a time in TIME_ZONE (--until's next

@@ -2,12 +2,16 @@
 
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import CommandParser
 
 from diagnosis.management.commands._base import ServiceCommand
 from feedback.exports import EXPORTS, FORMATS, export_lines, export_querysets, export_rows
+
+# What a row of each export is, in the summary line.
+ROWS = {"cases": "case(s)", "bad_cases": "bad case(s)"}
 
 
 class Command(ServiceCommand):
@@ -25,7 +29,16 @@ class Command(ServiceCommand):
         self, *args: Any, what: str, format: str, output: str | None, **options: Any
     ) -> None:
         export = EXPORTS[what]
-        lines = export_lines(export, export_rows(export, export_querysets()[what]), format)
+        written = 0
+
+        def counted(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+            nonlocal written
+            for row in rows:
+                written += 1
+                yield row
+
+        rows = counted(export_rows(export, export_querysets()[what]))
+        lines = export_lines(export, rows, format)
         if output is None:
             try:
                 for line in lines:
@@ -39,3 +52,5 @@ class Command(ServiceCommand):
         with open(output, "w", encoding="utf-8", newline="") as out:
             for line in lines:
                 out.write(line)
+        # As export_cases says it; on standard output the data stays alone.
+        self.stdout.write(f"{written} {ROWS[what]} written to {output}")

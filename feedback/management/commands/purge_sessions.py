@@ -38,7 +38,11 @@ class Command(ServiceCommand):
         parser.add_argument(
             "--older-than",
             required=True,
-            help=f'an age such as "180d" or "36h", at most {MAX_AGE_DAYS}d',
+            metavar="AGE",
+            help=(
+                "remove the sessions created more than AGE ago that have no feedback and no "
+                f'case; AGE in days or hours, e.g. "180d" or "36h" (at most {MAX_AGE_DAYS}d)'
+            ),
         )
         parser.add_argument("--dry-run", action="store_true", help="count, remove nothing")
         parser.add_argument(
