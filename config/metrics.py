@@ -32,6 +32,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Histogram,
+    disable_created_metrics,
     generate_latest,
     multiprocess,
 )
@@ -39,6 +40,10 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
 
 logger = logging.getLogger(__name__)
+
+# No *_created series: the multi-process scrape has none, and one process's would double
+# every counter's and histogram's series.
+disable_created_metrics()
 
 REQUESTS = Counter(
     "diagnosis_http_requests_total",

@@ -175,7 +175,7 @@ def test_the_reindex_command_reports_what_it_did(capsys) -> None:
 
     call_command("reindex_cases", "--all")
 
-    assert "Re-indexed 3 cases (3 marked)." in capsys.readouterr().out
+    assert "Re-indexed 3 case(s) (3 marked)." in capsys.readouterr().out
 
 
 def test_the_index_command_indexes_what_waits_and_reports(capsys) -> None:
@@ -185,7 +185,7 @@ def test_the_index_command_indexes_what_waits_and_reports(capsys) -> None:
     call_command("case_index")
 
     out = capsys.readouterr().out
-    assert "Indexed 3 changed cases." in out
+    assert "Indexed 3 changed case(s)." in out
     assert f"3 cases indexed with {embedding.EMBEDDING_MODEL}" in out
     assert case_index_status(waiting=True).requested_at is None
 

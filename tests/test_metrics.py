@@ -413,3 +413,12 @@ def test_gunicorn_warns_at_start_up_when_its_workers_would_each_count_alone(
         if "[WARNING]" in line and "PROMETHEUS_MULTIPROC_DIR" in line
     ]
     assert len(warnings) == (1 if warned else 0), log_path.read_text()
+
+
+def test_the_scrape_has_no_created_series_with_or_without_a_shared_directory(client) -> None:
+    # The multi-process scrape has none; one process's had a *_created gauge per counter
+    # and histogram child, which doubled the series and changed with the setting.
+    text = client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
+
+    names = {line.split("{")[0].split(" ")[0] for line in text.splitlines()}
+    assert [name for name in names if name.endswith("_created")] == []

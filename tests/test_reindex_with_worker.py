@@ -114,9 +114,9 @@ def test_a_full_reindex_with_a_worker_running_is_done_by_its_indexer_and_reporte
 
     assert reindexed.returncode == 0, reindexed.stderr
     assert "The running worker's indexer is indexing the" in reindexed.stdout
-    assert "Re-indexed 3 cases (3 marked)." in reindexed.stdout
+    assert "Re-indexed 3 case(s) (3 marked)." in reindexed.stdout
     assert built.returncode == 0, built.stderr
-    assert "Indexed 0 changed cases." in built.stdout
+    assert "Indexed 0 changed case(s)." in built.stdout
     assert "Changes are waiting" not in manage(worker, "case_index").stdout
 
 

@@ -33,7 +33,7 @@ class Command(ServiceCommand):
                 cases = case_index_build()
             except ValidationError as error:
                 raise CommandError("; ".join(error.messages)) from None
-            self.stdout.write(f"Indexed {cases} changed cases.")
+            self.stdout.write(f"Indexed {cases} changed case(s).")
             return
         status = case_index_status(waiting=True)
         if status.loaded_version is None:

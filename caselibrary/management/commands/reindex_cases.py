@@ -56,4 +56,4 @@ class Command(ServiceCommand):
                 f"{EMBEDDING_MODEL}: a worker of another version indexed the marked cases. "
                 "Stop the workers of the other version and run reindex_cases again."
             )
-        self.stdout.write(f"Re-indexed {cases} cases ({marked} marked).")
+        self.stdout.write(f"Re-indexed {cases} case(s) ({marked} marked).")
