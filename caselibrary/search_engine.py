@@ -113,6 +113,29 @@ def question_for_embedding(query: str, counterpart_terms: Sequence[str] = ()) ->
     return " ".join([question, *counterpart_terms])
 
 
+def unknown_codes(
+    query: str,
+    error_code: str | None = None,
+    known_terms: Callable[[list[str]], set[str]] | None = None,
+    held: frozenset[str] | set[str] = frozenset(),
+) -> list[str]:
+    """The error codes and alert names the question quotes that no stored passage holds
+    ("ORA-04031", "KubeJobFailed" in a library without them). Asked when no case carries
+    one of the question's codes (no exact hit): the question is about that fault, and a
+    case sharing its other words (the service's name) is about another."""
+    # The codes known as such: not any word with a letter and a digit ("100x", "utf8mb4"),
+    # which query_codes() tries against the cases' codes too.
+    quoted = ([normalise_error_code(error_code)] if error_code else []) + find_error_codes(query)
+    codes = {code: search_terms(code).split()[0] for code in dict.fromkeys(quoted)}
+    unheld = {code: term for code, term in codes.items() if term not in held}
+    if not unheld:
+        return []
+    if known_terms is None:  # the backend that serves the search
+        known_terms = get_backend().known_terms
+    known = known_terms(list(unheld.values()))
+    return [code for code, term in unheld.items() if term not in known]
+
+
 def exact_case_ids(
     query: str, error_code: str | None, *, among: Sequence[str], limit: int
 ) -> list[str]:
@@ -319,6 +342,8 @@ def rank_cases(
     )
     held = {term for _, _, terms in texts.values() for term in terms.split()}
     strange = unknown_names(query, held=held) if similar else []
+    if similar and not exact:
+        strange += unknown_codes(query, error_code, held=held)
     l1 = []
     # A question without one search term (emoji, punctuation, a bare number) has nothing
     # a similar case could answer: exact hits only.

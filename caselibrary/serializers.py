@@ -152,7 +152,10 @@ class SearchExplainOutput(serializers.Serializer):
     minTermCoverage = serializers.FloatField(help_text="The bar for `nearestSimilar.termCoverage`.")
     unknownNames = serializers.ListField(
         child=serializers.CharField(),
-        help_text="The query's names no case mentions; with one, no similar case is offered.",
+        help_text=(
+            "The query's names, and without an exact hit its error codes and alert names, "
+            "that no case mentions; with one, no similar case is offered."
+        ),
     )
     nearestSimilar = NearestSimilarOutput(
         allow_null=True,
@@ -198,7 +201,10 @@ class CaseSearchOutput(serializers.Serializer):
     )
     degraded = serializers.BooleanField(
         source="found.degraded",
-        help_text="The embedding model failed: the hits were ranked by their terms alone.",
+        help_text=(
+            "A part of the search could not run: without the embedding model the hits are "
+            "ranked by their terms alone; without the Milvus backend they are exact hits only."
+        ),
     )
     explain = SearchExplainOutput(
         source="found.explain",

@@ -448,6 +448,35 @@ def test_explain_names_what_no_case_mentions_when_that_refused_the_similar_cases
     assert body["explain"]["nearestSimilar"]["offered"] is False
 
 
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("Kafka consumer lag keeps growing, ORA-04031 in the consumer's database", "ORA-04031"),
+        ("KubeJobFailed for the kafka consumer rebalance job", "KubeJobFailed"),
+    ],
+    ids=["an error code", "an alert name"],
+)
+def test_a_question_quoting_a_code_no_case_mentions_gets_no_case_that_shares_other_words(
+    api, library, query: str, code: str
+) -> None:
+    # The Kafka case shares the question's other words; the question is about a fault
+    # whose code no case knows, and the Kafka case is about another.
+    body = search(api, query=query, explain=True).json()
+
+    assert body["hits"] == []
+    assert body["explain"]["unknownNames"] == [code]
+    assert body["explain"]["nearestSimilar"]["caseId"] == library["lag"].case_id
+
+
+def test_a_question_quoting_a_code_a_case_mentions_in_its_text_still_gets_it(api, library) -> None:
+    # max.poll.interval.ms is no code; OOMKilled is the oom case's code, and its text's:
+    # an exact hit, and similar cases offered beside it as usual.
+    body = search(api, query="OOMKilled after the JVM heap grew", explain=True).json()
+
+    assert body["hits"][0]["caseId"] == library["oom"].case_id
+    assert body["explain"]["unknownNames"] == []
+
+
 def test_explain_shows_the_nearest_similar_case_offered_when_it_cleared_a_bar(api, library) -> None:
     body = search(api, query="consumer group lag growing after rebalances", explain=True).json()
     plain = search(api, query="consumer group lag growing after rebalances").json()
