@@ -11,16 +11,27 @@ from __future__ import annotations
 from typing import Any
 
 _ACTIONS = {
-    "case_library_change_ins": ("INSERT", "NEW"),
-    "case_library_change_upd": ("UPDATE", "NEW"),
-    "case_library_change_del": ("DELETE", "OLD"),
+    "case_library_change_ins": "INSERT",
+    # An update marks the row's old id too when it changed it: that case is gone.
+    "case_library_change_upd_ids": "UPDATE",
+    "case_library_change_del": "DELETE",
 }
+# Triggers of earlier versions, replaced by one above at the next `migrate`.
+_REPLACED = ("case_library_change_upd",)
 
 
 def _create(name: str, vendor: str) -> str:
-    event, row = _ACTIONS[name]
-    # Constant names from _ACTIONS only: nothing here comes from outside.
-    insert = f"INSERT INTO case_change (case_id) VALUES ({row}.case_id)"  # noqa: S608
+    event = _ACTIONS[name]
+    # Constant names only: nothing here comes from outside.
+    if event == "UPDATE":
+        old_id = "SELECT OLD.case_id" + ("" if vendor == "sqlite" else " FROM DUAL")  # noqa: S608
+        insert = (
+            "INSERT INTO case_change (case_id) SELECT NEW.case_id"
+            f" UNION ALL {old_id} WHERE OLD.case_id <> NEW.case_id"
+        )
+    else:
+        row = "OLD" if event == "DELETE" else "NEW"
+        insert = f"INSERT INTO case_change (case_id) VALUES ({row}.case_id)"  # noqa: S608
     if vendor == "sqlite":
         return f"CREATE TRIGGER {name} AFTER {event} ON case_library BEGIN {insert}; END"
     return f"CREATE TRIGGER {name} AFTER {event} ON case_library FOR EACH ROW {insert}"
@@ -42,16 +53,20 @@ def ensure_change_triggers(connection: Any) -> list[str]:
     """Create the change triggers that are missing; the names created."""
     if "case_change" not in connection.introspection.table_names():
         return []  # not migrated this far yet
-    missing = [name for name in _ACTIONS if name not in existing(connection)]
+    there = existing(connection)
+    missing = [name for name in _ACTIONS if name not in there]
     with connection.cursor() as cursor:
         for name in missing:
             cursor.execute(_create(name, connection.vendor))
+        for name in _REPLACED:
+            if name in there:
+                cursor.execute(f"DROP TRIGGER {name}")
     return missing
 
 
 def drop_change_triggers(connection: Any) -> None:
     with connection.cursor() as cursor:
-        for name in _ACTIONS:
+        for name in (*_ACTIONS, *_REPLACED):
             cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
 
 

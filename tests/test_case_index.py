@@ -86,6 +86,41 @@ def test_every_way_of_writing_a_case_marks_it_for_the_indexer() -> None:
     ]
 
 
+def test_a_case_whose_id_sql_changes_is_found_by_its_new_id_only() -> None:
+    case = manual_case(error_code="OOMKilled")
+    case_index_build()
+    new_id = "00000000-0000-4000-8000-000000000002"
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE case_library SET case_id = %s WHERE case_id = %s", [new_id, case.case_id]
+        )
+    case_index_pending()
+
+    assert found_ids("pod OOMKilled") == [new_id]
+    assert not CasePassage.objects.filter(case_id=case.case_id).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrate_replaces_the_update_trigger_of_an_earlier_version() -> None:
+    # A database migrated before: its update trigger marked the new id only.
+    earlier = "INSERT INTO case_change (case_id) VALUES (NEW.case_id)"
+    each_row = (
+        " BEGIN " + earlier + "; END"
+        if connection.vendor == "sqlite"
+        else " FOR EACH ROW " + earlier
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER case_library_change_upd_ids")
+        cursor.execute(
+            "CREATE TRIGGER case_library_change_upd AFTER UPDATE ON case_library" + each_row
+        )
+
+    call_command("migrate", verbosity=0)
+
+    test_a_case_whose_id_sql_changes_is_found_by_its_new_id_only()
+
+
 def test_an_edit_of_the_text_is_embedded_again_but_a_category_change_is_not() -> None:
     case = manual_case()
     case_index_build()
