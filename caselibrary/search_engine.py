@@ -291,7 +291,12 @@ def rank_cases(
     exact = exact_case_ids(query, error_code, among=list(best), limit=limit)
     for case_id in exact:
         best.setdefault(case_id, ("", 0.0))
-    texts = _passages([pid for pid, _ in list(best.values())[: limit + len(exact) + 10] if pid])
+    read = [pid for pid, _ in list(best.values())[: limit + len(exact) + 10] if pid]
+    texts, stored = _passages(read)
+    # A case none of whose passages is stored any more was deleted since it was indexed.
+    for pid in read:
+        if pid.rpartition(":")[0] not in stored:
+            best.pop(pid.rpartition(":")[0], None)
     # The words of an error code the question quotes are the code's ("ERROR" of "ERROR
     # 9999"): the code term counts, its words do not count again, or any case saying
     # "error" would hold half of "ERROR 9999".
@@ -381,18 +386,23 @@ def _covered(alternatives: dict[str, set[str]], passage_terms: set[str]) -> int:
     return sum(1 for options in alternatives.values() if options & passage_terms)
 
 
-def _passages(passage_ids: list[str]) -> dict[str, tuple[str, str, str]]:
+def _passages(passage_ids: list[str]) -> tuple[dict[str, tuple[str, str, str]], set[str]]:
+    """The passages' kind, text and terms by id, and the cases of theirs that have stored
+    passages still: not one deleted where no signal runs (SQL), whose passages stay until
+    the indexer's next turn."""
     if not passage_ids:
-        return {}
+        return {}, set()
     wanted = {}
     for pid in passage_ids:
         case_id, _, number = pid.rpartition(":")
         wanted.setdefault(case_id, set()).add(int(number))
-    rows = CasePassage.objects.filter(case_id__in=list(wanted)).values_list(
+    live = CaseLibrary.objects.filter(case_id__in=list(wanted)).values("case_id")
+    rows = CasePassage.objects.filter(case_id__in=live).values_list(
         "case_id", "number", "kind", "text", "terms"
     )
-    return {
-        f"{case_id}:{number}": (kind, text, terms)
-        for case_id, number, kind, text, terms in rows
-        if number in wanted[case_id]
-    }
+    texts, stored = {}, set()
+    for case_id, number, kind, text, terms in rows:
+        stored.add(case_id)
+        if number in wanted[case_id]:
+            texts[f"{case_id}:{number}"] = (kind, text, terms)
+    return texts, stored

@@ -1,6 +1,7 @@
 """POST /api/cases/search: L0 exact and L1 similar hits, recorded as the session's evidence."""
 
 import pytest
+from django.db import connection
 from threadpoolctl import threadpool_info
 
 from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit, SourceType
@@ -596,3 +597,20 @@ def test_a_case_found_by_its_words_alone_scores_zero_not_as_an_exact_hit(
     assert hit["title"] == "Office printer out of paper"
     assert (hit["matchLevel"], hit["explain"]["denseRank"]) == ("L1", None)
     assert hit["score"] == 0.0
+
+
+def test_a_case_deleted_before_the_indexer_saw_it_takes_no_place_in_the_answer(
+    api, library
+) -> None:
+    question = "JVM 频繁 Full GC，CPU 被 GC 线程占满"
+    before = search(api, query=question, explain=True).json()
+    assert before["explain"]["nearestSimilar"]["caseId"] == library["cpu"].case_id
+    # Deleted where no signal runs, and searched before the indexer's next turn.
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM case_library WHERE case_id = %s", [library["cpu"].case_id])
+
+    body = search(api, query=question, explain=True).json()
+
+    assert library["cpu"].case_id not in [hit["caseId"] for hit in body["hits"]]
+    nearest = body["explain"]["nearestSimilar"]
+    assert nearest is not None and nearest["caseId"] != library["cpu"].case_id
