@@ -136,7 +136,7 @@ def cluster(tmp_path, database):  # type: ignore[no-untyped-def]
             Q_WORKERS="2",
             Q_TIMEOUT="5",
             Q_RETRY="6",
-            Q_SAVE_LIMIT="0",
+            Q_SAVE_LIMIT="-1",
             SCORING_SWEEP_AFTER="5",
             READYZ_WORKER_MAX_AGE="0",
             ALLOWED_HOSTS=",".join(n.node_ip for n in nodes),
