@@ -118,8 +118,10 @@ def set_based(*, env: dict[str, str], log: Path) -> dict[str, Any]:
     )
     if status != 0:
         raise RuntimeError(f"rescore --opinion failed with {status}; see {log}")
-    found = re.findall(r"Formed (\d+) opinions in ([\d.]+)s", log.read_text())
-    opinions, own = (int(found[-1][0]), float(found[-1][1])) if found else (0, seconds)
+    found = re.findall(r"Formed (\d+) opinion\(s\) in ([\d.]+)s", log.read_text())
+    if not found:  # its summary reworded: a figure of 0 would read as a measurement
+        raise RuntimeError(f"rescore --opinion printed no summary line; see {log}")
+    opinions, own = int(found[-1][0]), float(found[-1][1])
     return {
         "opinions": opinions,
         "seconds": round(own, 2),
