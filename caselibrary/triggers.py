@@ -58,6 +58,8 @@ def ensure_change_triggers(connection: Any) -> list[str]:
     with connection.cursor() as cursor:
         for name in missing:
             cursor.execute(_create(name, connection.vendor))
+        # Triggers are DDL, which the ORM has no words for (as for the CREATE above);
+        # the names are the constants of _REPLACED.
         for name in _REPLACED:
             if name in there:
                 cursor.execute(f"DROP TRIGGER {name}")
