@@ -26,6 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 from django.utils import timezone
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -308,10 +309,15 @@ def _json(status: int, message: str) -> JsonResponse:
 
 
 def route_of(request: HttpRequest) -> str:
-    """The resolved route's name (bounded), or "unmatched"."""
+    """The resolved route's name (bounded), or "unmatched". A request answered before
+    routing (the HTTPS redirect, the body limit, a refused Host) counts under the route
+    its path asks for, so a 301 or a 413 shows against the endpoint it was meant for."""
     match: Any = getattr(request, "resolver_match", None)
     if match is None:
-        return "unmatched"
+        try:
+            match = resolve(request.path_info, getattr(request, "urlconf", None))
+        except Resolver404:
+            return "unmatched"
     return match.view_name or match.route or "unnamed"
 
 

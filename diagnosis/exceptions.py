@@ -15,10 +15,12 @@ class SessionAlreadyExists(Conflict):
 
 
 class SessionFinished(Conflict):
-    def __init__(self, session: DiagnosisSession) -> None:
-        super().__init__(
-            f'会话 "{session.session_id}" 已是 {session.status} 状态，不能再记录工具调用'
-        )
+    """`doing` names what was refused, as the caller sees it: a case search is recorded
+    as a tool invocation, but the agent asked to search."""
+
+    def __init__(self, session: DiagnosisSession, doing: str = "记录工具调用") -> None:
+        self.session = session
+        super().__init__(f'会话 "{session.session_id}" 已是 {session.status} 状态，不能再{doing}')
 
 
 class CompletionConflict(Conflict):

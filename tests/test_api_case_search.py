@@ -325,6 +325,19 @@ def test_a_finished_session_cannot_search_and_nothing_is_recorded(
     assert not CaseSearchHit.objects.exists()
 
 
+def test_a_finished_session_is_told_it_can_no_longer_search_the_case_library(
+    api, library
+) -> None:
+    DiagnosisSessionFactory(session_id="done", failed=True)
+
+    response = search(api, query="ERROR 1205", sessionId="done")
+
+    assert response.json()["message"] == (
+        '会话 "done" 已是 FAILED 状态，不能再用它检索案例库（检索记作该会话的工具调用）；'
+        "不带 sessionId 可以检索而不记录"
+    )
+
+
 def test_an_unknown_session_is_404_and_nothing_is_recorded(api, library) -> None:
     response = search(api, query="ERROR 1205", sessionId="nobody")
 

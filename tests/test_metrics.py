@@ -120,6 +120,22 @@ def test_an_api_path_no_endpoint_serves_is_counted_as_unmatched(api) -> None:
     assert not any(route and "api_not_found" in route for route in routes)
 
 
+def test_a_request_answered_before_routing_counts_under_the_route_it_asked_for(
+    api, settings
+) -> None:
+    # The HTTPS redirect and the body limit answer before the URL is resolved.
+    settings.SECURE_SSL_REDIRECT = True
+    redirected = {"route": "session-list", "method": "POST", "status": "301"}
+    before = value(scrape(), "diagnosis_http_requests_total", **redirected)
+
+    response = api.post("/api/sessions", {"query": "q"}, format="json")
+
+    assert response.status_code == 301
+    after = scrape()
+    assert value(after, "diagnosis_http_requests_total", **redirected) == before + 1
+    assert not value(after, "diagnosis_http_requests_total", route="unmatched", status="301")
+
+
 def test_the_queue_depth_and_oldest_age_come_from_the_broker(monkeypatch) -> None:
     from django_q.tasks import async_task
 

@@ -113,13 +113,16 @@ def _check_search(*, query: str, error_code: str | None, limit: int) -> None:
         raise ValidationError(problems)
 
 
+SEARCH_REFUSED = "用它检索案例库（检索记作该会话的工具调用）；不带 sessionId 可以检索而不记录"
+
+
 def _check_session_running(session_id: str) -> None:
     session = DiagnosisSession.objects.filter(session_id=session_id).only("session_id", "status")
     session = session.first()
     if session is None:
         raise SessionNotFound(session_id)
     if session.status != SessionStatus.RUNNING:
-        raise SessionFinished(session)
+        raise SessionFinished(session, doing=SEARCH_REFUSED)
 
 
 def _record_search(
@@ -131,21 +134,25 @@ def _record_search(
     with transaction.atomic():
         # Takes the session's row lock and checks it is still RUNNING: searches of one
         # session take turns, so the repeat check below sees every earlier one.
-        invocations_record(
-            session_id=session_id,
-            invocations=[
-                {
-                    "invocation_id": invocation_id,
-                    "tool_name": SEARCH_TOOL_NAME,
-                    "kind": ToolKind.RETRIEVAL.value,
-                    "status": InvocationStatus.SUCCESS.value,
-                    "match_level": found.match_level,
-                    "hit_count": len(case_ids),
-                    "query": query,
-                    "duration_ms": duration_ms,
-                }
-            ],
-        )
+        try:
+            invocations_record(
+                session_id=session_id,
+                invocations=[
+                    {
+                        "invocation_id": invocation_id,
+                        "tool_name": SEARCH_TOOL_NAME,
+                        "kind": ToolKind.RETRIEVAL.value,
+                        "status": InvocationStatus.SUCCESS.value,
+                        "match_level": found.match_level,
+                        "hit_count": len(case_ids),
+                        "query": query,
+                        "duration_ms": duration_ms,
+                    }
+                ],
+            )
+        except SessionFinished as finished:
+            # Completed while the search ran.
+            raise SessionFinished(finished.session, doing=SEARCH_REFUSED) from None
         repeat_of = _earlier_same_search(session_id, query_key, case_ids)
         search = CaseSearch.objects.create(
             session_id=session_id,
