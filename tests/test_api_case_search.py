@@ -325,9 +325,7 @@ def test_a_finished_session_cannot_search_and_nothing_is_recorded(
     assert not CaseSearchHit.objects.exists()
 
 
-def test_a_finished_session_is_told_it_can_no_longer_search_the_case_library(
-    api, library
-) -> None:
+def test_a_finished_session_is_told_it_can_no_longer_search_the_case_library(api, library) -> None:
     DiagnosisSessionFactory(session_id="done", failed=True)
 
     response = search(api, query="ERROR 1205", sessionId="done")
