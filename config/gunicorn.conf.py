@@ -12,6 +12,14 @@ it starts."""
 
 import os
 
+# gunicorn's control socket (`gunicornc`, gunicorn 25.1+) only where the operator names
+# its path: by default every master of one user opens the same file in the home
+# directory, so a second instance on the machine took the first one's over.
+if os.environ.get("GUNICORN_CONTROL_SOCKET"):
+    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
+else:
+    control_socket_disable = True
+
 
 def on_starting(server):  # type: ignore[no-untyped-def]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
