@@ -36,6 +36,7 @@ from config.env import (
     require_opinion_calls_within_task,
     require_task_timeout_below_retry,
 )
+from config.logging_settings import logging_settings
 from config.settings_rules import OPINION_LEAST as _LEAST
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -352,45 +353,11 @@ LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS)
 # json: one object per line for the log pipeline; plain: for people at a terminal.
 LOG_FORMAT = env_choice("LOG_FORMAT", "plain" if DEBUG else "json", ("json", "plain"))
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {
-        "session": {"()": "config.logging.SessionContextFilter"},
-        "answered_outage": {"()": "config.logging.AnsweredOutageFilter"},
-    },
-    "formatters": {
-        "json": {"()": "config.logging.JsonFormatter"},
-        "plain": {
-            "()": "config.logging.PlainFormatter",
-            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
-        },
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": LOG_FORMAT,
-            "filters": ["session"],
-        }
-    },
-    "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {
-        # Named to drop Django's default handler (every line twice) and INFO level.
-        "django": {"level": LOG_LEVEL},
-        # SQL is never logged: it can carry user data.
-        "django.db.backends": {"level": "WARNING"},
-        "django.request": {"filters": ["answered_outage"]},
-        # django-q2 logs every enqueue and every processed task at INFO: thousands of lines
-        # a minute under load. Failures are ERRORs and still get through.
-        "django-q": {"level": env_choice("Q_LOG_LEVEL", "WARNING", LOG_LEVELS)},
-        # The opinion provider's HTTP client logs each request at INFO/DEBUG: noise, and
-        # never a place for request headers (the API key).
-        "openai": {"level": "WARNING"},
-        "httpx": {"level": "WARNING"},
-        "httpx2": {"level": "WARNING"},
-        "httpcore": {"level": "WARNING"},
-    },
-}
+LOGGING = logging_settings(
+    level=LOG_LEVEL,
+    log_format=LOG_FORMAT,
+    queue_level=env_choice("Q_LOG_LEVEL", "WARNING", LOG_LEVELS),
+)
 
 # The scoring sweep (a scheduled task, once a minute) scores SUCCESS sessions still
 # unscored this many seconds after completion: their task was lost (a worker killed on
