@@ -5,10 +5,11 @@ Markdown runbooks are read by caselibrary/runbooks.py and checked here as a row 
 (`case_record`).
 
 A row has `title`, `rootCause` and `solution`, and may have `caseId` (then it updates that
-case: what `export_cases` writes), `sessionId`, `sourceType`, `faultCategory` and
-`errorCode`. `createdBy`, `updatedBy`, `createdAt` and `updatedAt` are accepted and
-ignored but `createdBy`, so an export reads back; any other key is an error. An empty
-value (null, "", an empty cell) is no value.
+case: what `export_cases` writes), `sessionId`, `sourceType`, `faultCategory`,
+`errorCode` and `mergedInto` (the case its case is merged into: the import records the
+merge). `createdBy`, `updatedBy`, `createdAt` and `updatedAt` are accepted and ignored
+but `createdBy`, so an export reads back; any other key is an error. An empty value
+(null, "", an empty cell) is no value.
 
 Every problem is told in the active language (the admin's, or LANGUAGE_CODE for
 `import_cases`), after its file and line. A bad row does not stop the reading: every row is
@@ -20,7 +21,8 @@ told alone: its rows cannot be read. A CSV header's names may have spaces around
 (spreadsheets add them); a header naming a column twice is refused, its rows having two
 values for one field. Columns without a name at the end of the header (spreadsheets write
 them) are ignored while their cells are empty; a row with a value under one is refused. A
-parser's reason (json's, csv's) is told in words of ours, at its column when it knows it.
+parser's reason (json's, csv's) is told in words of ours (caselibrary/case_file_reasons.py),
+at its column when it knows it.
 """
 
 import bisect
@@ -35,13 +37,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
+from caselibrary.case_file_reasons import csv_reason, json_reason
 from caselibrary.case_input import CaseFileRow
 from caselibrary.models import GENERAL_CATEGORY
 
 # Written to a file (or by the API) but not read back: the database keeps its own.
-IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt", "mergedInto"})
+IGNORED_FIELDS = frozenset({"updatedBy", "createdAt", "updatedAt"})
 FIELDS = tuple(CaseFileRow().fields)
 REQUIRED_FIELDS = tuple(name for name, field in CaseFileRow().fields.items() if field.required)
 # The problems of one file told, at most: a file wrong on every row is told by its first
@@ -58,41 +60,6 @@ _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
 # The full stop a problem ends with, dropped when another problem follows it (not an
 # ellipsis's last dot).
 _FULL_STOP = re.compile(r"(?<!\.)[.。]\Z")
-# json's reasons (JSONDecodeError.msg), in the words of a file's reader; another one is
-# told as json words it.
-_JSON_REASONS = {
-    "Expecting value": gettext_lazy("expected a value"),
-    "Expecting property name enclosed in double quotes": gettext_lazy(
-        "expected a name in double quotes"
-    ),
-    "Expecting ':' delimiter": gettext_lazy("expected ':'"),
-    "Expecting ',' delimiter": gettext_lazy("expected ','"),
-    # From Python 3.13, at the comma (before, "Expecting property name" or "value").
-    "Illegal trailing comma before end of object": gettext_lazy("a ',' with no item after it"),
-    "Illegal trailing comma before end of array": gettext_lazy("a ',' with no item after it"),
-    "Extra data": gettext_lazy("text after the end of the JSON value"),
-    "Unterminated string starting at": gettext_lazy(
-        "the string starting here has no closing quote"
-    ),
-    "Invalid control character at": gettext_lazy(
-        "a control character (such as a tab) in a string; write it as \\t"
-    ),
-    "Invalid \\escape": gettext_lazy(
-        "unknown escape after \\ in a string; write a \\ itself as \\\\"
-    ),
-    "Invalid \\uXXXX escape": gettext_lazy("\\u must be followed by 4 hexadecimal digits"),
-}
-# csv's reasons with strict=True and the comma dialect (csv.Error's text); another one is
-# told as csv words it.
-_CSV_REASONS = {
-    "',' expected after '\"'": gettext_lazy(
-        'a quoted cell has text after its closing quote; a " inside a quoted cell is written ""'
-    ),
-    # A quote opened in the row and not closed: the rest of the file is its cell.
-    "unexpected end of data": gettext_lazy(
-        "a quote opened here is not closed before the end of the file"
-    ),
-}
 
 
 class CaseFileError(Exception):
@@ -155,6 +122,8 @@ class CaseRecord:
     session_id: str | None = None
     source_type: str | None = None
     created_by: str | None = None
+    # The case this row's case is merged into, as the file names it.
+    merged_into: str | None = None
 
 
 def decode(data: bytes, source: str) -> str:
@@ -195,7 +164,7 @@ def read_jsonl(
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.add(CaseFileError(source, number, _json_reason(exc)))
+            problems.add(CaseFileError(source, number, json_reason(exc)))
             continue
         except RecursionError:
             reason = _("objects or arrays nested too deeply")
@@ -238,7 +207,7 @@ def read_csv(
         header = reader.fieldnames or []
     except csv.Error as exc:
         _check_separator(text, source, header=[])
-        reason = _csv_reason(exc)
+        reason = csv_reason(exc)
         raise CaseFileError(
             source, 1, _("not a CSV file (%(reason)s)") % {"reason": reason}
         ) from None
@@ -257,7 +226,7 @@ def read_csv(
         except csv.Error as exc:
             # Where the quoting breaks, the cells after it cannot be told apart: the rows
             # before are checked, the rest of the file is not read.
-            reason = _csv_reason(exc)
+            reason = csv_reason(exc)
             problems.add(
                 CaseFileError(source, start, _("not valid CSV (%(reason)s)") % {"reason": reason})
             )
@@ -336,23 +305,6 @@ def _json_document(text: str) -> bool:
     return True
 
 
-def _json_reason(exc: json.JSONDecodeError) -> str:
-    # A line of JSON Lines is one document: its line is the file's, told before.
-    reason = _JSON_REASONS.get(exc.msg, exc.msg)
-    return _("not valid JSON (column %(column)d: %(reason)s)") % {
-        "column": exc.colno,
-        "reason": reason,
-    }
-
-
-def _csv_reason(exc: csv.Error) -> str:
-    if str(exc).startswith("field larger than field limit"):
-        return _("a cell longer than %(limit)d characters; is a quote left open?") % {
-            "limit": csv.field_size_limit()
-        }
-    return str(_CSV_REASONS.get(str(exc), exc))
-
-
 def _csv_record(
     row: dict[str | int, str],
     source: str,
@@ -416,6 +368,7 @@ def case_record(
         session_id=case.get("sessionId"),
         source_type=case.get("sourceType"),
         created_by=case.get("createdBy"),
+        merged_into=case.get("mergedInto"),
     )
 
 

@@ -2,6 +2,7 @@
 `import_cases` reads (a JSONL or CSV row, a Markdown runbook), so the two cannot disagree.
 """
 
+import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -48,6 +49,21 @@ class CaseCreateInput(StrictInputSerializer):
     )
 
 
+class CaseIdField(StrictCharField):
+    """A case's id as a file names another case: a string of at most a case id's length,
+    a UUID read in its canonical form as `caseId` reads it (so both name the same case)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=36, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        try:
+            return str(uuid.UUID(value))
+        except ValueError:
+            return value
+
+
 class CaseFileRow(CaseCreateInput):
     """A case in a file: the API's case, and what `export_cases` writes of a case besides,
     so an export reads back (caselibrary/case_files.py)."""
@@ -56,6 +72,8 @@ class CaseFileRow(CaseCreateInput):
     caseId = StrictUUIDField(required=False)
     sourceType = StrictChoiceField(SourceType.values, required=False)
     createdBy = StrictCharField(max_length=64, required=False)
+    # The case the row's case is merged into (caselibrary/services/imports.py).
+    mergedInto = CaseIdField(required=False)
 
     def read(self, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
         """The case a row gives, and each rule it breaks by its field, worded for people in

@@ -35,8 +35,8 @@ class CaseNotFound(NotFound):
 
 
 def _cases_with_merge() -> QuerySet[CaseLibrary]:
-    """The cases, each with `merged_into`: the id of the case it was merged into in the
-    admin, None for a case not merged."""
+    """The cases, each with `merged_into`: the id of the case it was merged into (in the
+    admin, or by an import), None for a case not merged."""
     merge = CaseMerge.objects.filter(case_id=OuterRef("case_id")).values("merged_into")
     return CaseLibrary.objects.annotate(merged_into=Subquery(merge[:1]))
 
@@ -361,10 +361,11 @@ def _accuracy() -> StructuringAccuracy:
 
 def cases_as_jsonl(*, batch: int = 1000) -> Iterator[str]:
     """Every case as a line of JSON with the API's fields, oldest first, read in batches
-    (what `export_cases` writes and `import_cases` reads back)."""
+    (what `export_cases` writes and `import_cases` reads back). A merged case is written
+    too, with the case it was merged into: an import records the merge again."""
     last = None
     while True:
-        page = CaseLibrary.objects.order_by("created_at", "case_id")
+        page = _cases_with_merge().order_by("created_at", "case_id")
         if last is not None:
             page = page.filter(
                 Q(created_at__gt=last.created_at)
@@ -379,8 +380,7 @@ def cases_as_jsonl(*, batch: int = 1000) -> Iterator[str]:
 
 
 def _case_row(case: CaseLibrary) -> dict[str, Any]:
-    # The keys and order of the API's case (caselibrary/serializers.py CaseOutput), less
-    # `mergedInto`: a merge is made in the admin, not read back from a file.
+    # The keys and order of the API's case (caselibrary/serializers.py CaseOutput).
     return {
         "caseId": case.case_id,
         "sessionId": case.diagnosis_id,
@@ -394,4 +394,5 @@ def _case_row(case: CaseLibrary) -> dict[str, Any]:
         "updatedBy": case.updated_by,
         "createdAt": case.created_at.isoformat(),
         "updatedAt": case.updated_at.isoformat(),
+        "mergedInto": case.merged_into,
     }

@@ -24,9 +24,9 @@ class CaseOutput(serializers.ModelSerializer):
         format="hex_verbose",
         allow_null=True,
         read_only=True,
-        help_text="The case this one was merged into as its near-duplicate (in the admin): "
-        "a merged case is left out of the list, is found through that case, and is still "
-        "read by its id. Null for every case not merged.",
+        help_text="The case this one was merged into as its near-duplicate (in the admin, or "
+        "by an import): a merged case is left out of the list, is found through that case, "
+        "and is still read by its id. Null for every case not merged.",
     )
 
     class Meta:

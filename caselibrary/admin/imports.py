@@ -76,20 +76,36 @@ class CaseImportMixin:
             # Every bad row (up to the service's limit), so the file is fixed in one go.
             form.errors["file"] = form.error_class(outcome.problems)
             return self._render(request, form, status=400)
-        message = (
-            _g(
-                "Dry run: %(created)d case(s) would be created, %(updated)d updated, "
-                "%(same)d unchanged."
+        if not outcome.merged:
+            message = (
+                _g(
+                    "Dry run: %(created)d case(s) would be created, %(updated)d updated, "
+                    "%(same)d unchanged."
+                )
+                if dry_run
+                else _g("%(created)d case(s) created, %(updated)d updated, %(same)d unchanged.")
             )
-            if dry_run
-            else _g("%(created)d case(s) created, %(updated)d updated, %(same)d unchanged.")
-        )
-        self.message_user(  # type: ignore[attr-defined]
-            request,
-            message
-            % {"created": outcome.created, "updated": outcome.updated, "same": outcome.unchanged},
-            messages.SUCCESS,
-        )
+        else:
+            message = (
+                _g(
+                    "Dry run: %(created)d case(s) would be created, %(updated)d updated, "
+                    "%(same)d unchanged, %(merged)d would be merged."
+                )
+                if dry_run
+                else _g(
+                    "%(created)d case(s) created, %(updated)d updated, %(same)d unchanged, "
+                    "%(merged)d merged."
+                )
+            )
+        counts = {
+            "created": outcome.created,
+            "updated": outcome.updated,
+            "same": outcome.unchanged,
+            "merged": outcome.merged,
+        }
+        self.message_user(request, message % counts, messages.SUCCESS)  # type: ignore[attr-defined]
+        for note in outcome.notes:  # rows whose merge was not recorded
+            self.message_user(request, note, messages.WARNING)  # type: ignore[attr-defined]
         return HttpResponseRedirect(reverse("admin:caselibrary_caselibrary_changelist"))
 
     def _render(

@@ -2,8 +2,8 @@
 
 Two cases say the same thing when each passage of the new one has a very close passage
 in the older one (the mean of their best cosines at least DUPLICATE_SIMILARITY for the
-model). A merge keeps the older case: the newer one is recorded as merged into it
-(case_merge), its hits
+model). An operator's merge keeps the older case (case_merge); an import's keeps the case
+its file names (case_merge_into). The other one is recorded as merged into it, its hits
 and ratings move to it, and its texts and exact keys are indexed as the kept case's, so
 it is found only through the kept one. When the kept case is deleted (by any path), the
 indexer notices and the cases merged into it become cases of their own again.
@@ -107,20 +107,34 @@ def case_merge(*, case_id: str, other_id: str, updated_by: str) -> MergePair:
     `updated_by` as their last change."""
     with transaction.atomic():
         kept, merged = _pair(CaseLibrary.objects.select_for_update(), case_id, other_id)
-        CaseMerge.objects.filter(merged_into=merged.case_id).update(merged_into=kept.case_id)
-        CaseMerge.objects.create(case_id=merged.case_id, merged_into=kept.case_id)
-        _move_reuse(merged.case_id, kept.case_id)
-        CaseDuplicate.objects.filter(case_id__in=[kept.case_id, merged.case_id]).filter(
-            similar_id__in=[kept.case_id, merged.case_id]
-        ).delete()
-        # Both are indexed again (the triggers mark them): the merged case leaves the
-        # index, the kept one takes its texts.
-        CaseLibrary.objects.filter(case_id__in=[kept.case_id, merged.case_id]).update(
-            updated_by=updated_by, updated_at=timezone.now()
-        )
+        _record_merge(kept.case_id, merged.case_id, updated_by=updated_by)
     kept.refresh_from_db()
     merged.refresh_from_db()
     return MergePair(kept, merged)
+
+
+def case_merge_into(*, case_id: str, kept_id: str, updated_by: str) -> None:
+    """Merge `case_id` into `kept_id`, whatever their ages (a file says which is kept),
+    as case_merge merges; raises ValidationError when they cannot be merged."""
+    with transaction.atomic():
+        _pair(CaseLibrary.objects.select_for_update(), case_id, kept_id)
+        _record_merge(kept_id, case_id, updated_by=updated_by)
+
+
+def _record_merge(kept_id: str, merged_id: str, *, updated_by: str) -> None:
+    """`merged_id` merged into `kept_id` (both exist, neither merged), with the cases
+    merged into it, its reuse counts, and no flag left between the two."""
+    CaseMerge.objects.filter(merged_into=merged_id).update(merged_into=kept_id)
+    CaseMerge.objects.create(case_id=merged_id, merged_into=kept_id)
+    _move_reuse(merged_id, kept_id)
+    CaseDuplicate.objects.filter(case_id__in=[kept_id, merged_id]).filter(
+        similar_id__in=[kept_id, merged_id]
+    ).delete()
+    # Both are indexed again (the triggers mark them): the merged case leaves the index,
+    # the kept one takes its texts.
+    CaseLibrary.objects.filter(case_id__in=[kept_id, merged_id]).update(
+        updated_by=updated_by, updated_at=timezone.now()
+    )
 
 
 def merged_cases_count(*, case_ids: Collection[str]) -> int:

@@ -11,7 +11,10 @@ from diagnosis.management.commands._base import ServiceCommand
 
 
 class Command(ServiceCommand):
-    help = "Write every case as one JSON object per line, oldest first (stdout by default)."
+    help = (
+        "Write every case as one JSON object per line, oldest first (stdout by default); "
+        "a merged case too, with the case it was merged into (mergedInto)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", "-o", type=Path, help="write to this file instead")

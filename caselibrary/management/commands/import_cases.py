@@ -25,7 +25,9 @@ class Command(ServiceCommand):
         "Markdown runbook, or a folder of them (searched recursively). The same source "
         "imported again updates its case: a file is known by its path from the working "
         "directory, so import from one place. Each file is imported whole or not at all; "
-        "every bad row of a file is reported."
+        "every bad row of a file is reported. A row's mergedInto merges its case into the "
+        "case it names, once the file is written; a merge that cannot be made is reported "
+        "for its row."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
