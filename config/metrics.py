@@ -321,6 +321,11 @@ def route_of(request: HttpRequest) -> str:
     return match.view_name or match.route or "unnamed"
 
 
+# The methods HTTP defines; any other a client names counts as "other", so that requests
+# cannot add series without end (the route label is bounded the same way).
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"})
+
+
 class MetricsMiddleware:
     """Counts every request by route, method and status, and times it; answers /metrics
     (before the Host check and the HTTPS redirect: Prometheus scrapes by address)."""
@@ -335,7 +340,7 @@ class MetricsMiddleware:
         response = self.get_response(request)
         request_observed(
             route=route_of(request),
-            method=request.method or "",
+            method=request.method if request.method in _METHODS else "other",
             status=response.status_code,
             seconds=time.monotonic() - started,
         )

@@ -260,7 +260,7 @@ CORS_PREFLIGHT_MAX_AGE = 600
 CASE_IMPORT_MAX_BYTES = env_int("CASE_IMPORT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["config.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "config.api.api_exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [],

@@ -109,6 +109,25 @@ def test_a_body_that_is_not_json_is_400_saying_why(api) -> None:
     assert body["message"].startswith("请求体不是合法的 JSON")
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/sessions", '{"query": "q", "bogus\\ud800": 1}'),
+        ("/api/cases/search", '{"query": "q", "\\udfff": 1}'),
+        ("/api/sessions/s-1/complete", '{"status": "\\ud800", "answer": "a"}'),
+        ("/api/sessions/s-1/tool-invocations", '[{"toolName": "T", "status": "\\udfff"}]'),
+    ],
+    ids=["unknown-key", "search-key", "status", "invocation-status"],
+)
+def test_a_lone_surrogate_quoted_back_in_a_400_is_escaped_not_a_500(api, path, body) -> None:
+    DiagnosisSessionFactory(session_id="s-1")
+
+    response = api.post(path, body, content_type="application/json")
+
+    assert_error_shape(response, 400, "invalid")
+    assert "\\ud800" in response.content.decode() or "\\udfff" in response.content.decode()
+
+
 def test_a_body_that_is_not_declared_as_json_is_415(api) -> None:
     response = api.post("/api/sessions", "query=x", content_type="text/plain")
 

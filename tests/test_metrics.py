@@ -136,6 +136,21 @@ def test_a_request_answered_before_routing_counts_under_the_route_it_asked_for(
     assert not value(after, "diagnosis_http_requests_total", route="unmatched", status="301")
 
 
+def test_a_method_http_does_not_define_counts_as_other_so_clients_cannot_add_series(
+    client,
+) -> None:
+    labels = {"route": "session-list", "method": "other", "status": "401"}
+    before = value(scrape(), "diagnosis_http_requests_total", **labels)
+
+    for n in range(3):
+        client.generic(f"M{n:04d}", "/api/sessions")
+
+    after = scrape()
+    assert value(after, "diagnosis_http_requests_total", **labels) == before + 3
+    methods = {dict(tags).get("method") for name, tags in after if "http_requests" in name}
+    assert not {m for m in methods if m and m.startswith("M0")}
+
+
 def test_the_queue_depth_and_oldest_age_come_from_the_broker(monkeypatch) -> None:
     from django_q.tasks import async_task
 
