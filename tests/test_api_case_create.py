@@ -102,6 +102,18 @@ def test_a_category_outside_the_taxonomy_is_named_by_its_json_name(make_client) 
     assert not CaseLibrary.objects.exists()
 
 
+@pytest.mark.parametrize("code", ["general", "General", "GÉNÉRAL"])
+def test_a_category_is_a_code_of_the_taxonomy_exactly_on_every_database(make_client, code) -> None:
+    # MariaDB's collation compares without case or accents.
+    response = make_client("curator").post(
+        "/api/cases", {**BODY, "faultCategory": code}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["faultCategory"]
+    assert not CaseLibrary.objects.exists()
+
+
 def test_an_unknown_session_is_404_as_on_every_other_endpoint(make_client) -> None:
     response = make_client("curator").post(
         "/api/cases", {**BODY, "sessionId": "nope-zz-1"}, format="json"

@@ -181,7 +181,8 @@ def _check_session_is_free(session_id: str) -> None:
 
 
 def _check_category(code: str) -> None:
-    if not FaultCategory.objects.filter(code=code).exists():
+    # Compared here too: MariaDB's collation finds "GENERAL" for "general" or "GÉNÉRAL".
+    if code not in FaultCategory.objects.filter(code=code).values_list("code", flat=True):
         raise ValidationError(
             {"fault_category": f'"{code}" is not in the fault-category taxonomy.'}
         )
