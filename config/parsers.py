@@ -19,6 +19,15 @@ class StrictJSONParser(JSONParser):
 
     def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
         parser_context = parser_context or {}
+        request = parser_context.get("request")
+        coding = request.META.get("HTTP_CONTENT_ENCODING", "") if request is not None else ""
+        if coding.strip().lower() not in ("", "identity"):
+            # Only /v1/traces takes a compressed body; here json would read the bytes.
+            raise exceptions.UnsupportedMediaType(
+                media_type or "",
+                detail=f"不支持 Content-Encoding: {coding.strip()}：请发送未压缩的 JSON 请求体",
+                code="unsupported_content_encoding",
+            )
         encoding = parser_context.get("encoding", "utf-8")
         try:
             text = stream.read().decode(encoding)

@@ -1,6 +1,7 @@
 """Every error of every /api/ endpoint, and of /api/ paths that do not exist, is one JSON
 shape with a Chinese message; /api/feedback keeps the contract's own shape."""
 
+import gzip
 import json
 import re
 
@@ -132,6 +133,17 @@ def test_a_body_that_is_not_declared_as_json_is_415(api) -> None:
     response = api.post("/api/sessions", "query=x", content_type="text/plain")
 
     assert_error_shape(response, 415, "unsupported_media_type")
+
+
+def test_a_compressed_body_is_415_saying_to_send_it_uncompressed(api) -> None:
+    body = gzip.compress(json.dumps({"query": "磁盘满了"}).encode())
+
+    response = api.post(
+        "/api/sessions", body, content_type="application/json", HTTP_CONTENT_ENCODING="gzip"
+    )
+
+    body = assert_error_shape(response, 415, "unsupported_content_encoding")
+    assert "Content-Encoding: gzip" in body["message"]
 
 
 def test_a_body_over_the_limit_is_413(api, settings) -> None:
