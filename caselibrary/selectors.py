@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db import connection
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Trim, Upper
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from caselibrary.models import (
@@ -288,6 +289,35 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
     }
 
 
+# --- Curation -------------------------------------------------------------------------
+
+# No operator has changed the case since the system made it: its last change is the
+# system's (the case made from `useful`, the category and error code the structuring
+# filled in). A change saved on the case page or in the list, the bulk category action,
+# a merge or an import records the operator (or who imported) instead, and so does
+# saving such a case unchanged on its page (the operator confirms the proposal). The
+# structuring's accuracy counts a proposal as reviewed once this no longer holds.
+UNREVIEWED = Q(updated_by=SYSTEM_USER)
+
+# What curators still have to look at: a case in GENERAL, whoever saved it last, and an
+# AUTO case whose category and error code are still the system's.
+AWAITING_CURATION = Q(fault_category=GENERAL_CATEGORY) | (
+    Q(source_type=SourceType.AUTO) & UNREVIEWED
+)
+
+
+def cases_awaiting_curation(
+    queryset: QuerySet[CaseLibrary] | None = None,
+) -> QuerySet[CaseLibrary]:
+    """The cases (of `queryset`, else of the library) awaiting curation."""
+    return (CaseLibrary.objects.all() if queryset is None else queryset).filter(AWAITING_CURATION)
+
+
+def cases_curated(queryset: QuerySet[CaseLibrary] | None = None) -> QuerySet[CaseLibrary]:
+    """The cases (of `queryset`, else of the library) not awaiting curation."""
+    return (CaseLibrary.objects.all() if queryset is None else queryset).exclude(AWAITING_CURATION)
+
+
 # --- Structuring ----------------------------------------------------------------------
 
 
@@ -305,10 +335,10 @@ def fault_category_taxonomy() -> Taxonomy:
 class StructuringAccuracy:
     """How often operators kept what the automatic structuring proposed.
 
-    Over AUTO cases with a recorded proposal that an operator has saved since
-    (`updated_by` is not `system`): `category_kept` of them still have the proposed
-    category, `code_kept` the proposed error code (both empty counts as kept; compared
-    trimmed and case-insensitively).
+    Over AUTO cases with a recorded proposal that an operator has saved since (no
+    longer UNREVIEWED: `updated_by` is not `system`): `category_kept` of them still have
+    the proposed category, `code_kept` the proposed error code (both empty counts as
+    kept; compared trimmed and case-insensitively).
     """
 
     proposed: int
@@ -325,22 +355,6 @@ class StructuringAccuracy:
         return self.code_kept / self.reviewed if self.reviewed else None
 
 
-_ACCURACY = """
-    SELECT
-        COUNT(*),
-        COUNT(CASE WHEN c.updated_by <> %s THEN 1 END),
-        COUNT(CASE WHEN c.updated_by <> %s AND c.fault_category = s.proposed_category
-              THEN 1 END),
-        COUNT(CASE WHEN c.updated_by <> %s
-              AND UPPER(TRIM(COALESCE(c.error_code, ''))) =
-                  UPPER(TRIM(COALESCE(s.proposed_error_code, '')))
-              THEN 1 END)
-    FROM case_structuring s
-    JOIN case_library c ON c.case_id = s.case_id
-    WHERE c.source_type = %s
-"""
-
-
 ACCURACY_CACHE_SECONDS = 60
 
 
@@ -351,12 +365,23 @@ def case_structuring_accuracy() -> StructuringAccuracy:
 
 
 def _accuracy() -> StructuringAccuracy:
-    with connection.cursor() as cursor:
-        cursor.execute(_ACCURACY, [SYSTEM_USER, SYSTEM_USER, SYSTEM_USER, SourceType.AUTO.value])
-        proposed, reviewed, category_kept, code_kept = (int(v or 0) for v in cursor.fetchone())
-    return StructuringAccuracy(
-        proposed=proposed, reviewed=reviewed, category_kept=category_kept, code_kept=code_kept
+    reviewed = ~UNREVIEWED
+    category_kept = Q(fault_category=F("structuring__proposed_category"))
+    code_kept = Q(Exact(_code("error_code"), _code("structuring__proposed_error_code")))
+    counts = CaseLibrary.objects.filter(
+        source_type=SourceType.AUTO, structuring__isnull=False
+    ).aggregate(
+        proposed=Count("pk"),
+        reviewed=Count("pk", filter=reviewed),
+        category_kept=Count("pk", filter=reviewed & category_kept),
+        code_kept=Count("pk", filter=reviewed & code_kept),
     )
+    return StructuringAccuracy(**{name: int(n or 0) for name, n in counts.items()})
+
+
+def _code(field: str) -> Upper:
+    """An error code as the accuracy compares it: trimmed, upper-cased, empty for none."""
+    return Upper(Trim(Coalesce(field, Value(""))))
 
 
 def cases_as_jsonl(*, batch: int = 1000) -> Iterator[str]:

@@ -216,6 +216,8 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
             **{kind: sum(getattr(b, kind) for b in overview.bands) for kind, _css in SERIES}
         ),
         "open_bad_cases_url": _changelist("feedback_badcase", review_state="open"),
+        # The case list's "awaiting curation" filter, under the parameter name it had
+        # when it meant GENERAL only (caselibrary/admin/filters.py StillGeneralFilter).
         "awaiting_curation_url": _changelist("caselibrary_caselibrary", still_general="yes"),
         "case_search": case_search,
         "stale_cases_url": _changelist("caselibrary_caselibrary", reuse="stale"),

@@ -10,7 +10,7 @@ from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, W
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from caselibrary.models import GENERAL_CATEGORY, CaseLibrary
+from caselibrary.selectors import cases_awaiting_curation
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from diagnosis.selectors import EVIDENCE_SCORE, SCORE_BAND_BOUNDS, ScoreBand, score_band
 from evaluation.opinion import FACTOR_NAMES
@@ -112,8 +112,9 @@ def feedback_overview(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> FeedbackOvervie
 
     Shaped for a table of millions: the counts per day are read from the (feedback,
     created_at) index alone, the running ones from (status, created_at); only the
-    score sample reads rows. The work queues (open bad cases, cases still GENERAL) are
-    not limited to the window: they are what is left to do.
+    score sample reads rows. The work queues (open bad cases, cases awaiting curation:
+    caselibrary/selectors.py AWAITING_CURATION) are not limited to the window: they are
+    what is left to do.
     """
     if days not in OVERVIEW_WINDOWS:
         raise ValueError(f"days must be one of {OVERVIEW_WINDOWS}")
@@ -136,7 +137,7 @@ def _compute_overview(days: int) -> FeedbackOverview:
         bands=bands,
         score_sample=SCORE_SAMPLE,
         sampled=sampled,
-        cases_awaiting_curation=CaseLibrary.objects.filter(fault_category=GENERAL_CATEGORY).count(),
+        cases_awaiting_curation=cases_awaiting_curation().count(),
         open_bad_cases=bad_cases_open_count(),
     )
 

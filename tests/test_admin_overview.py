@@ -223,8 +223,8 @@ def test_the_numbers_take_a_fixed_number_of_queries(
     DiagnosisSessionFactory.create_batch(more, not_useful=True, evidence_score=50)
 
     # Session and user; counts per day; running; a score sample per kind of feedback;
-    # cases still GENERAL; bad cases and resolved reviews; the structuring's accuracy; the
-    # case-search state row.
+    # cases awaiting curation; bad cases and resolved reviews; the structuring's accuracy;
+    # the case-search state row.
     with django_assert_num_queries(12):
         admin_client.get(URL, {"days": 90})
 

@@ -34,7 +34,7 @@ from caselibrary.admin.forms import (
     CaseListForm,
 )
 from caselibrary.admin.imports import CaseImportMixin
-from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, CaseReuse, SourceType
+from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary, CaseReuse, SourceType
 from caselibrary.selectors import (
     case_draft_from_session,
     fault_category_taxonomy,
@@ -254,7 +254,9 @@ class CaseLibraryAdmin(
         data = form.cleaned_data
         if change:
             changes = form.changes(EDITABLE_FIELDS)
-            if changes:
+            if changes or obj.updated_by == SYSTEM_USER:
+                # Saved unchanged as the system left it: the operator confirms what the
+                # structuring proposed, and the case leaves the curation queue.
                 case_update(case=obj, updated_by=operator, **changes)
             return
         session = data.get("diagnosis")

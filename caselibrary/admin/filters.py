@@ -5,8 +5,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from caselibrary.models import GENERAL_CATEGORY
 from caselibrary.selectors import (
+    cases_awaiting_curation,
+    cases_curated,
     fault_category_choices,
 )
 from diagnosis.models import Feedback
@@ -32,17 +33,24 @@ class FaultCategoryFilter(admin.SimpleListFilter):
 
 
 class StillGeneralFilter(admin.SimpleListFilter):
-    title = _("still GENERAL")
+    """Cases still GENERAL, and AUTO cases no operator has changed since the system made
+    and structured them (caselibrary/selectors.py AWAITING_CURATION).
+
+    Its class and parameter keep the names they had when it meant GENERAL only: the
+    overview, the export links and bookmarks use `still_general=yes|no`.
+    """
+
+    title = _("awaiting curation")
     parameter_name = "still_general"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("yes", _("Yes: awaiting curation")), ("no", _("No: curated"))]
+        return [("yes", _("Yes")), ("no", _("No: curated by an operator"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value() == "yes":
-            return queryset.filter(fault_category=GENERAL_CATEGORY)
+            return cases_awaiting_curation(queryset)
         if self.value() == "no":
-            return queryset.exclude(fault_category=GENERAL_CATEGORY)
+            return cases_curated(queryset)
         return queryset
 
 

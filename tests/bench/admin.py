@@ -81,7 +81,7 @@ ADMIN_PAGES: list[tuple[str, str, str]] = [
     ("useful without evidence", "changelist", "/admin/feedback/usefulwithoutevidence/"),
     ("case library", "changelist", "/admin/caselibrary/caselibrary/"),
     (
-        "case library still GENERAL",
+        "case library awaiting curation",
         "changelist",
         "/admin/caselibrary/caselibrary/?still_general=yes",
     ),
