@@ -38,6 +38,11 @@ KIND_ATTRIBUTE = "diagnosis.tool.kind"
 LEVEL_ATTRIBUTE = "diagnosis.match_level"
 HITS_ATTRIBUTE = "diagnosis.hit_count"
 TRUNCATED_ATTRIBUTE = "diagnosis.truncated"
+# How deep the stored attributes nest, their object being the first level: MariaDB's CHECK
+# on the JSON column refuses JSON nested deeper than 32. An array or kvlist that would
+# nest deeper is stored as its JSON text, a string: the same span is stored alike on every
+# database, and nothing of it is lost.
+MAX_JSON_DEPTH = 16
 
 _TOOL_NAME = ("gen_ai.tool.name", "tool.name", "spring.ai.tool.definition.name")
 _TOOL_ARGUMENTS = (
@@ -165,8 +170,15 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
 
 
 def _value(
-    value: AnyValue, key: str, redact: Callable[[str], str], max_chars: int, cut: list[str]
+    value: AnyValue,
+    key: str,
+    redact: Callable[[str], str],
+    max_chars: int,
+    cut: list[str],
+    depth: int | None = 2,
 ) -> Any:
+    """`value` as JSON. An array or kvlist here opens level `depth` of the stored
+    attributes (2 for an attribute's value; None inside one stored as its JSON text)."""
     which = value.WhichOneof("value")
     if which == "string_value":
         text = redact(value.string_value.replace("\x00", ""))
@@ -181,11 +193,15 @@ def _value(
         if which == "double_value" and number in (float("inf"), float("-inf")):
             return None
         return number
+    if which in ("array_value", "kvlist_value") and depth is not None and depth > MAX_JSON_DEPTH:
+        return json.dumps(_value(value, key, redact, max_chars, cut, None), ensure_ascii=False)
+    inner = None if depth is None else depth + 1
     if which == "array_value":
-        return [_value(item, key, redact, max_chars, cut) for item in value.array_value.values]
+        values = value.array_value.values
+        return [_value(item, key, redact, max_chars, cut, inner) for item in values]
     if which == "kvlist_value":
         return {
-            item.key: _value(item.value, key, redact, max_chars, cut)
+            item.key: _value(item.value, key, redact, max_chars, cut, inner)
             for item in value.kvlist_value.values
         }
     if which == "bytes_value":

@@ -30,6 +30,11 @@ RETRY_AFTER_SECONDS = 5
 # config.middleware (which answers them in plain text outside /api/), because exporters
 # read an error's google.rpc.Status.
 
+# Driver codes of a row refused for another transaction's rows, which a retry reads: a
+# duplicate key (MySQL/MariaDB 1062, 1586; SQLite's primary key 1555 and unique 2067) or
+# a foreign key whose row another transaction deleted or holds (1451, 1452; SQLite 787).
+_RACE_CODES = frozenset({1062, 1586, 1555, 2067, 1451, 1452, 787})
+
 
 class OtlpKeyThrottle(WindowCountThrottle):
     """Per API key, counted in the configured cache (see feedback/throttling.py)."""
@@ -52,8 +57,14 @@ def traces_view(request: HttpRequest) -> HttpResponse:
         return _traces(request)
     except Exception as exc:
         # A span's unique key that lost a race twice (see _ingest) is retried as well.
-        what = "database" if isinstance(exc, IntegrityError) else outage_kind(exc)
+        what = "database" if lost_a_race(exc) else outage_kind(exc)
         if what is None:
+            # Any other error, one about the data too (an IntegrityError or DataError:
+            # MariaDB's CHECK on a JSON column, 4025), is Django's 500 with its traceback,
+            # as every error of ours here: the same batch fails again however often it is
+            # sent, so it is no outage to retry (exporters retry 429, 502, 503 and 504,
+            # not 500), and not a 400 either, since what the database refused is what the
+            # mapping made of the spans.
             raise
         # Logged once a minute, as the API's outages are; the exporter retries.
         outage_answered(request, what, exc)
@@ -134,8 +145,21 @@ def _ingest(records: list, rejected: list[str]):  # type: ignore[no-untyped-def]
     # once more and then finds the span stored.
     try:
         return traces_ingest(records=records, rejected=rejected)
-    except IntegrityError:
+    except IntegrityError as exc:
+        if not lost_a_race(exc):
+            raise
         return traces_ingest(records=records, rejected=rejected)
+
+
+def lost_a_race(exc: BaseException) -> bool:
+    """Whether `exc` refused a row for another transaction's rows (a unique or foreign
+    key), not for its values (a CHECK or NOT NULL constraint), which fail again."""
+    if not isinstance(exc, IntegrityError):
+        return False
+    code = getattr(exc.__cause__, "sqlite_errorcode", None)  # Django keeps the message
+    if code is None and exc.args:
+        code = exc.args[0]  # MySQL/MariaDB: (code, message)
+    return isinstance(code, int) and code in _RACE_CODES
 
 
 def _rejection_message(rejected: list[str]) -> str:
