@@ -158,7 +158,8 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         user_id=_first_text(attributes, USER_ATTRIBUTES),
     )
     if record.role == SpanRole.TOOL:
-        record.tool_name = _first_text(attributes, _TOOL_NAME) or _tool_name_of(record.name)
+        name = _first_text(attributes, _TOOL_NAME) or _tool_name_of(record.name)
+        record.tool_name = name.strip()  # as the fact keeps it: one tool in the catalog
         record.is_retriever = attributes.get("openinference.span.kind") == "RETRIEVER"
         record.arguments = _text(_first(attributes, _TOOL_ARGUMENTS))
         record.result = _text(_first(attributes, _TOOL_RESULT)) or _documents_text(attributes)

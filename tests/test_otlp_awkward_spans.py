@@ -153,6 +153,21 @@ def test_a_refused_tool_span_leaves_its_tool_out_of_the_catalog(client, key):
     assert list(ToolCatalogEntry.objects.values_list("tool_name", flat=True)) == ["kept_tool"]
 
 
+def test_a_tool_name_with_spaces_around_it_is_one_tool_in_the_facts_and_the_catalog(client, key):
+    trace_id, root = new_trace_id(), new_span_id()
+    spans = [
+        span("invoke_agent", trace_id=trace_id, span_id=root),
+        a_tool(trace_id, root, name="QueryDocs"),
+        a_tool(trace_id, root, name="QueryDocs "),
+        a_tool(trace_id, root, name=" QueryDocs"),
+    ]
+
+    post(client, export(*spans), key=key)
+
+    assert set(ToolInvocation.objects.values_list("tool_name", flat=True)) == {"QueryDocs"}
+    assert list(ToolCatalogEntry.objects.values_list("tool_name", flat=True)) == ["QueryDocs"]
+
+
 def test_two_traces_of_a_session_reusing_a_span_id_in_one_request_keep_the_first_fact(client, key):
     span_id = bytes.fromhex("0000000000000002")
     spans = []
