@@ -19,6 +19,7 @@ for them a second time.
 
 from typing import Any
 
+from django.contrib import admin
 from django.contrib.admin.views.main import PAGE_VAR
 from django.core.paginator import Page, Paginator
 from django.db import DatabaseError, connections
@@ -173,10 +174,12 @@ def page_number_of(request: HttpRequest) -> int:
 
 
 class EstimatedCountAdminMixin:
-    """For a ModelAdmin: its changelist pages through an EstimatedCountPaginator."""
+    """For a ModelAdmin: its changelist pages through an EstimatedCountPaginator, and
+    offers no facet counts (each filter choice counted over the whole table)."""
 
     paginator = EstimatedCountPaginator
     show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER
 
     def get_paginator(
         self,
