@@ -1,9 +1,11 @@
 """The bad-case review shows what readers said, and turns a correction into a case."""
 
 import pytest
+from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Group, Permission
 from django.test import Client
+from django.utils.html import strip_tags
 
 from caselibrary.models import CaseLibrary
 from tests.factories import (
@@ -15,6 +17,7 @@ from tests.factories import (
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
 LIST = "/admin/feedback/badcase/"
+CASES = "/admin/caselibrary/caselibrary/"
 
 
 def text(response) -> str:  # type: ignore[no-untyped-def]
@@ -84,8 +87,8 @@ def test_create_case_from_correction_makes_a_manual_case_linked_to_the_session(
 
     page = text(create_case(admin_client, session))
 
-    assert "1 case created from a correction." in page
     case = CaseLibrary.objects.get()
+    assert "1 case created from a correction: “主库 QPS 暴涨”." in strip_tags(page)
     assert (case.source_type, case.diagnosis_id, case.title, case.root_cause) == (
         "MANUAL",
         "bad-1",
@@ -109,6 +112,68 @@ def test_a_session_without_a_correction_or_with_a_case_is_reported_not_changed(
     assert "No reader sent a correction for this session. (bad-silent)" in page
     assert "This session already has a case: edit that case instead. (bad-cased)" in page
     assert CaseLibrary.objects.count() == 1
+
+
+def test_the_message_links_the_case_made_from_the_correction(admin_client) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True, query="主库 <QPS> 暴涨")
+    FeedbackEntryFactory(session=session)
+
+    html = create_case(admin_client, session).content.decode()
+
+    case = CaseLibrary.objects.get()
+    assert (
+        f'1 case created from a correction: “<a href="{CASES}{case.pk}/change/">'
+        "主库 &lt;QPS&gt; 暴涨</a>”."
+    ) in html
+
+
+def test_cases_made_from_several_corrections_are_each_linked(admin_client) -> None:
+    sessions = [
+        DiagnosisSessionFactory(session_id=f"bad-{n}", not_useful=True, query=f"问题 {n}")
+        for n in (1, 2)
+    ]
+    for session in sessions:
+        FeedbackEntryFactory(session=session)
+
+    page = create_case(admin_client, *sessions).content.decode()
+
+    links = [
+        f'“<a href="{CASES}{case.pk}/change/">{case.title}</a>”'
+        for case in CaseLibrary.objects.order_by("diagnosis_id")
+    ]
+    assert "2 cases created from corrections: " in page
+    assert all(link in page for link in links) and len(links) == 2
+
+
+def test_a_refusal_for_a_session_with_a_case_links_that_case(admin_client) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-cased", not_useful=True)
+    FeedbackEntryFactory(session=session)
+    case = CaseLibraryFactory(diagnosis_id="bad-cased", title="已有的案例")
+
+    html = create_case(admin_client, session).content.decode()
+
+    assert (
+        "This session already has a case: edit that case instead. (bad-cased) "
+        f'“<a href="{CASES}{case.pk}/change/">已有的案例</a>”'
+    ) in html
+
+
+def test_a_case_made_from_a_correction_has_an_addition_in_its_history(db) -> None:
+    session = DiagnosisSessionFactory(session_id="bad-1", not_useful=True)
+    FeedbackEntryFactory(session=session)
+    curator = get_user_model().objects.create_user("ops.curator", is_staff=True)
+    curator.groups.add(Group.objects.get(name="curator"))
+    client = Client()
+    client.force_login(curator)
+
+    create_case(client, session)
+
+    case = CaseLibrary.objects.get()
+    entries = LogEntry.objects.filter(object_id=case.pk)
+    assert [(e.action_flag, e.user, e.get_change_message()) for e in entries] == [
+        (ADDITION, curator, "Added.")
+    ]
+    assert "Added." in text(client.get(f"{CASES}{case.pk}/history/"))
 
 
 def test_only_staff_who_may_add_cases_see_the_action(db) -> None:

@@ -91,7 +91,7 @@ def bad_cases() -> None:
             session__session_id=session_id,
             session__query=query,
             session__evidence_score=65,
-            state=ReviewState.RESOLVED,
+            state=ReviewState.TRIAGED,  # open: the "confident but wrong" mark shows
             reviewed_by="ops.reviewer.with.a.long.name",
             assignee=assignee,
         )

@@ -254,9 +254,7 @@ class CaseLibraryAdmin(
         data = form.cleaned_data
         if change:
             changes = form.changes(EDITABLE_FIELDS)
-            if changes or obj.updated_by == SYSTEM_USER:
-                # Saved unchanged as the system left it: the operator confirms what the
-                # structuring proposed, and the case leaves the curation queue.
+            if changes or obj.updated_by == SYSTEM_USER:  # unchanged: confirms the proposal
                 case_update(case=obj, updated_by=operator, **changes)
             return
         session = data.get("diagnosis")

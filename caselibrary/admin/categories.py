@@ -1,9 +1,12 @@
 """The fault-category taxonomy: codes are fixed once made, and one in use stays."""
 
+import re
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from caselibrary.models import FaultCategory
 from caselibrary.selectors import (
@@ -14,9 +17,33 @@ from caselibrary.services.categories import (
     fault_category_save,
 )
 
+# As every seeded code is written: what `faultCategory` carries in the API and in imports.
+UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class FaultCategoryForm(forms.ModelForm):
+    class Meta:
+        model = FaultCategory
+        fields = ("code", "name", "description", "keywords")
+
+    def clean_code(self) -> str:
+        # Only a new category has the field: a code is fixed once made. Its length is
+        # checked by the field (the column's).
+        code = self.cleaned_data["code"]
+        if not UPPER_SNAKE.fullmatch(code):
+            raise forms.ValidationError(
+                _(
+                    "Write the code in UPPER_SNAKE: capital letters A–Z, digits and _, "
+                    "starting with a letter (such as NETWORK or DB_TIMEOUT)."
+                ),
+                code="upper_snake",
+            )
+        return code
+
 
 @admin.register(FaultCategory)
 class FaultCategoryAdmin(admin.ModelAdmin):
+    form = FaultCategoryForm
     list_display = ("code", "name", "description", "keywords")
     search_fields = ("code", "name", "keywords")
     actions = None

@@ -62,6 +62,7 @@ class FileOutcome:
     updated: int = 0
     unchanged: int = 0
     merged: int = 0
+    cases: list[tuple[str, str]] = field(default_factory=list)  # each row's result, case id
     # What is wrong with the file, each with its line: nothing of it was imported.
     problems: list[str] = field(default_factory=list)
     # The rows whose merge was not recorded, each with its line and why.
@@ -189,6 +190,7 @@ def cases_import_file(
                     problems.add(exc)
                     continue
                 setattr(outcome, result, getattr(outcome, result) + 1)
+                outcome.cases.append((result, case_id))
                 if item.record.merged_into:
                     claims.append((item, case_id, item.record.merged_into))
             if claims and not problems:

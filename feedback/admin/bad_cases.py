@@ -244,7 +244,12 @@ class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, S
     @admin.display(description=_("evidence score"))
     def score_column(self, obj: BadCase) -> SafeString:
         badge = score_badge(obj.score, status=obj.status)
-        if obj.score is not None and obj.score >= CONFIDENT_MIN_SCORE:
+        # The queue to work first: open bad cases only (a resolved one is worked).
+        if (
+            obj.review_state in OPEN_REVIEW_STATES
+            and obj.score is not None
+            and obj.score >= CONFIDENT_MIN_SCORE
+        ):
             return format_html(
                 '{} <span class="confident-but-wrong">{}</span>', badge, _("confident but wrong")
             )

@@ -6,14 +6,17 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.defaultfilters import linebreaksbr
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from caselibrary.models import CaseLibrary
+from caselibrary.selectors import case_get, case_id_for_session
 from feedback.models import BadCase
 from feedback.selectors import feedback_entries_of
-from feedback.services import bad_case_case_from_correction
+from feedback.services import ALREADY_A_CASE, bad_case_case_from_correction
 
 # Cases made from corrections by one action: each is an operator's decision to read.
 CASES_PER_ACTION = 100
@@ -75,25 +78,42 @@ class ReaderFeedbackMixin:
         permissions=["create_case"],
     )
     def create_case_from_correction(self, request: HttpRequest, queryset: QuerySet) -> None:
-        made, refused = 0, []
+        made, refused = [], []
         for session_id in queryset.values_list("session_id", flat=True)[:CASES_PER_ACTION]:
             try:
-                bad_case_case_from_correction(
+                case = bad_case_case_from_correction(
                     session_id=session_id, created_by=request.user.get_username()
                 )
-                made += 1
             except ValidationError as exc:
-                refused.append(f"{exc.messages[0]} ({session_id})")
+                refused.append(_refusal(exc.messages[0], session_id))
+                continue
+            made.append(case)
+            self.log_addition(request, case, [{"added": {}}])
         if made:
+            message = ngettext(
+                "{count} case created from a correction: {cases}.",
+                "{count} cases created from corrections: {cases}.",
+                len(made),
+            )
+            cases = format_html_join(", ", "{}", ((_case_link(case),) for case in made))
             self.message_user(
-                request,
-                ngettext(
-                    "%(count)d case created from a correction.",
-                    "%(count)d cases created from corrections.",
-                    made,
-                )
-                % {"count": made},
-                messages.SUCCESS,
+                request, format_html(message, count=len(made), cases=cases), messages.SUCCESS
             )
         for line in refused:
             self.message_user(request, line, messages.WARNING)
+
+
+def _case_link(case: CaseLibrary) -> SafeString:
+    """The case's title, linked to its page (as the admin's own messages name what they
+    added)."""
+    url = reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
+    return format_html('“<a href="{}">{}</a>”', url, case.title)
+
+
+def _refusal(reason: str, session_id: str) -> SafeString:
+    """Why a session's correction made no case, with the session; and the case it already
+    has, linked, when that is why."""
+    case_id = case_id_for_session(session_id=session_id) if reason == str(ALREADY_A_CASE) else None
+    if case_id is None:
+        return format_html("{} ({})", reason, session_id)
+    return format_html("{} ({}) {}", reason, session_id, _case_link(case_get(case_id=case_id)))

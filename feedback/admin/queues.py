@@ -22,6 +22,8 @@ from feedback.review_queues import bad_cases_assign, bad_cases_tag
 
 # One action's reach: a queue is worked a page at a time.
 ACTION_LIMIT = 1000
+# The action bar's inputs (QueueActionForm), each with the action that reads it.
+ACTION_INPUTS = {"assignee": "assign_to_chosen", "tag": "add_tag"}
 
 
 def staff_users() -> QuerySet:
@@ -87,6 +89,18 @@ class ReviewQueueMixin:
     """For BadCaseAdmin: columns, filters and bulk actions of the queues."""
 
     action_form = QueueActionForm
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        response = super().changelist_view(request, extra_context)
+        action_form = (getattr(response, "context_data", None) or {}).get("action_form")
+        if action_form is not None:
+            # An input shows only beside an action this user is offered that reads it:
+            # a curator, offered cases from corrections alone, gets neither.
+            offered = self.get_actions(request)
+            for name, action in ACTION_INPUTS.items():
+                if action not in offered:
+                    del action_form.fields[name]
+        return response
 
     @admin.display(description=_("assignee"), ordering="review__assignee__username")
     def assignee_column(self, obj: BadCase) -> str:

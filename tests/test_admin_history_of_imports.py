@@ -1,0 +1,105 @@
+"""A case the admin's import page creates or changes has its admin history, as a case
+saved on its page does: who imported it, from which file."""
+
+import json
+
+import pytest
+from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from caselibrary.models import CaseLibrary
+from tests.factories import CaseLibraryFactory, FaultCategoryFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
+
+IMPORT = "/admin/caselibrary/caselibrary/import/"
+CASES = "/admin/caselibrary/caselibrary/"
+
+
+@pytest.fixture(autouse=True)
+def _taxonomy() -> None:
+    FaultCategoryFactory(code="GENERAL")
+
+
+@pytest.fixture
+def curator() -> Client:
+    user = get_user_model().objects.create_user("ops.curator", is_staff=True)
+    user.groups.add(Group.objects.get(name="curator"))
+    client = Client()
+    client.force_login(user)
+    client.user = user
+    return client
+
+
+def jsonl(*rows: dict) -> bytes:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+
+
+def row(title: str, **fields: str) -> dict:
+    return {"title": title, "rootCause": f"{title} 的根因", "solution": f"{title} 的处理", **fields}
+
+
+def import_file(client: Client, content: bytes, name: str = "cases.jsonl", **extra: str):  # type: ignore[no-untyped-def]
+    upload = SimpleUploadedFile(name, content)
+    return client.post(IMPORT, {"file": upload, **extra}, follow=True)
+
+
+def text(response) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(response.content.decode().split())
+
+
+def history(case: CaseLibrary) -> list[tuple[int, str, str]]:
+    return [
+        (entry.action_flag, entry.user.get_username(), entry.get_change_message())
+        for entry in LogEntry.objects.filter(object_id=case.pk).order_by("pk")
+    ]
+
+
+def test_each_case_an_import_creates_has_an_addition_in_its_history(curator) -> None:
+    response = import_file(curator, jsonl(row("DNS 解析超时"), row("磁盘写满")))
+
+    assert "2 case(s) created" in text(response)
+    cases = list(CaseLibrary.objects.all())
+    assert len(cases) == 2
+    for case in cases:
+        assert history(case) == [(ADDITION, "ops.curator", "Added by importing cases.jsonl.")]
+        page = text(curator.get(f"{CASES}{case.pk}/history/"))
+        assert "doesn’t have a change history" not in page
+        assert "Added by importing cases.jsonl." in page and "ops.curator" in page
+
+
+def test_a_case_an_import_changes_has_a_change_and_an_unchanged_one_nothing(curator) -> None:
+    changed = CaseLibraryFactory(title="旧标题")
+    same = CaseLibraryFactory(title="没变", root_cause="根因", solution="处理")
+    content = jsonl(
+        row("新标题", caseId=changed.pk),
+        {"caseId": same.pk, "title": "没变", "rootCause": "根因", "solution": "处理"},
+    )
+
+    response = import_file(curator, content, name="fixes.jsonl")
+
+    assert "0 case(s) created, 1 updated, 1 unchanged." in text(response)
+    assert history(changed) == [(CHANGE, "ops.curator", "Changed by importing fixes.jsonl.")]
+    assert history(same) == []
+
+
+def test_a_dry_run_logs_nothing(curator) -> None:
+    changed = CaseLibraryFactory(title="旧标题")
+
+    response = import_file(
+        curator, jsonl(row("新的"), row("新标题", caseId=changed.pk)), dry_run="on"
+    )
+
+    assert "Dry run: 1 case(s) would be created, 1 updated" in text(response)
+    assert not LogEntry.objects.exists()
+
+
+def test_a_file_with_a_bad_row_logs_nothing(curator) -> None:
+    response = import_file(curator, jsonl(row("好的"), {"title": "缺了根因"}))
+
+    assert response.status_code == 400
+    assert not CaseLibrary.objects.exists()
+    assert not LogEntry.objects.exists()
