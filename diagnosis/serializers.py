@@ -1,24 +1,33 @@
 """JSON shapes of the ingest and read API (camelCase keys)."""
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
-from django.core.validators import ProhibitNullCharactersValidator
-from django.db import models
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import (
-    ALLOWED_VALUES,
-    NOT_A_STRING,
-    NOT_AN_INTEGER,
     UNKNOWN_FIELD,
-    UNPAIRED_SURROGATE,
     PageParameters,
     StrictCharField,
     StrictChoiceField,
     StrictInputSerializer,
     StrictIntegerField,
+)
+from diagnosis.facts_rules import (
+    COMPLETION_STATUSES,
+    INT_MAX,
+    INVOCATION_FACTS,
+    INVOCATION_ID_MAX_LENGTH,
+    NOT_AN_OBJECT,
+    NULL,
+    REQUIRED,
+    SESSION_ID_HELP,
+    SESSION_ID_INVALID,
+    TOOL_NAME_MAX_LENGTH,
+    USER_ID_MAX_LENGTH,
+    answer_problem,
+    match_level_problem,
+    session_id_problems,
 )
 from diagnosis.feedback_tokens import feedback_token_for
 from diagnosis.models import (
@@ -34,11 +43,7 @@ from diagnosis.models import (
 )
 from diagnosis.services import InvocationFacts
 
-INT_MAX = 2_147_483_647  # MySQL INT
-SESSION_ID_HELP = "1-64 characters of A-Z a-z 0-9 . _ : -"
 MAX_INVOCATIONS_PER_BATCH = 500
-INVOCATION_ID_MAX_LENGTH = 64
-TOOL_NAME_MAX_LENGTH = 128
 
 
 class StrictSessionIdField(serializers.RegexField):
@@ -46,13 +51,16 @@ class StrictSessionIdField(serializers.RegexField):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("max_length", SESSION_ID_MAX_LENGTH)
-        kwargs.setdefault("error_messages", {"invalid": f"A sessionId is {SESSION_ID_HELP}."})
+        kwargs.setdefault("error_messages", {"invalid": SESSION_ID_INVALID})
         super().__init__(SESSION_ID_REGEX, trim_whitespace=False, **kwargs)
 
     def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
+        # The rule's own problems; the validators the declaration adds (for the schema)
+        # only see ids that keep it.
+        problems = session_id_problems(data)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return data
 
 
 class SessionStartInput(StrictInputSerializer):
@@ -60,7 +68,7 @@ class SessionStartInput(StrictInputSerializer):
         required=False, help_text=f"Generated (a UUID) when absent. {SESSION_ID_HELP}."
     )
     query = StrictCharField(help_text="The operator's question.")
-    userId = StrictCharField(max_length=64, required=False, allow_null=True)
+    userId = StrictCharField(max_length=USER_ID_MAX_LENGTH, required=False, allow_null=True)
 
 
 # --- The tool-invocation validator --------------------------------------------------
@@ -71,120 +79,39 @@ class SessionStartInput(StrictInputSerializer):
 # slower at 20 items, 1.40-1.69x at 100 and 1.44x at 500 (1.2x at one), measured
 # through the test client on SQLite. It gives exactly the messages and values the
 # declared fields would under DRF (tests/test_fast_paths.py compares the two on
-# generated input).
+# generated input). The rules are diagnosis/facts_rules.py's INVOCATION_FACTS, which the
+# services check in-process callers' facts with.
 
-_MISSING = object()
-_REQUIRED = serializers.Field.default_error_messages["required"]
-_NULL = serializers.Field.default_error_messages["null"]
-_BLANK = serializers.CharField.default_error_messages["blank"]
-_MAX_LENGTH = serializers.CharField.default_error_messages["max_length"]
-_MIN_VALUE = serializers.IntegerField.default_error_messages["min_value"]
-_MAX_VALUE = serializers.IntegerField.default_error_messages["max_value"]
-_NUL = ProhibitNullCharactersValidator.message
-
-
-class _Invalid(Exception):
-    def __init__(self, *messages: object) -> None:
-        self.messages = [str(message) for message in messages]
-
-
-def _present(value: object, *, required: bool, nullable: bool) -> bool:
-    """False for a value to take as it is (absent: the default; null where allowed)."""
-    if value is _MISSING:
-        if required:
-            raise _Invalid(_REQUIRED)
-        return False
-    if value is None:
-        if not nullable:
-            raise _Invalid(_NULL)
-        return False
-    return True
-
-
-def _text(value: object, *, max_length: int | None = None, blank: bool = False) -> str:
-    if value == "" or str(value).strip() == "":
-        if not blank:
-            raise _Invalid(_BLANK)
-        return ""
-    if not isinstance(value, str):
-        raise _Invalid(NOT_A_STRING)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _Invalid(UNPAIRED_SURROGATE) from None
-    value = value.strip()
-    problems = []
-    if max_length is not None and len(value) > max_length:
-        problems.append(str(_MAX_LENGTH).format(max_length=max_length))
-    if "\x00" in value:
-        problems.append(_NUL)
-    if problems:
-        raise _Invalid(*problems)
-    return value
-
-
-def _choice(value: object, choices: type[models.TextChoices]) -> str:
-    if not isinstance(value, str) or value not in choices.values:
-        allowed = ", ".join(choices.values)
-        raise _Invalid(ALLOWED_VALUES.replace("{allowed}", allowed).format(input=value))
-    return value
-
-
-def _count(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _Invalid(NOT_AN_INTEGER)
-    if value > INT_MAX:
-        raise _Invalid(str(_MAX_VALUE).format(max_value=INT_MAX))
-    if value < 0:
-        raise _Invalid(str(_MIN_VALUE).format(min_value=0))
-    return value
-
-
-class _Rule(NamedTuple):
-    field: str  # ToolInvocation's (and the service's) name for it
-    required: bool
-    nullable: bool
-    default: object  # when absent
-    check: Callable[[object], object]
-
-
-_INVOCATION_RULES: dict[str, _Rule] = {  # by JSON name, in the order errors are listed
-    "invocationId": _Rule(
-        "invocation_id", False, True, None, lambda v: _text(v, max_length=INVOCATION_ID_MAX_LENGTH)
-    ),
-    "toolName": _Rule(
-        "tool_name", True, False, None, lambda v: _text(v, max_length=TOOL_NAME_MAX_LENGTH)
-    ),
-    "kind": _Rule("kind", False, False, ToolKind.RETRIEVAL.value, lambda v: _choice(v, ToolKind)),
-    "status": _Rule("status", True, False, None, lambda v: _choice(v, InvocationStatus)),
-    "matchLevel": _Rule("match_level", False, True, None, lambda v: _choice(v, MatchLevel)),
-    "hitCount": _Rule("hit_count", False, False, 0, _count),
-    "query": _Rule("query", False, True, None, lambda v: _text(v, blank=True)),
-    "errorMessage": _Rule("error_message", False, True, None, lambda v: _text(v, blank=True)),
-    "durationMs": _Rule("duration_ms", False, True, None, _count),
-}
+_FACTS_BY_NAME = {fact.name: (field, fact) for field, fact in INVOCATION_FACTS.items()}
 
 
 def tool_invocation_checked(data: Any) -> InvocationFacts:
     """The facts of one tool-invocation object, as the service takes them; a
     ValidationError naming each bad field otherwise."""
     if not isinstance(data, dict):
-        raise serializers.ValidationError({"body": ["Expected a JSON object."]})
-    unknown = sorted(set(data) - _INVOCATION_RULES.keys())
+        raise serializers.ValidationError({"body": [NOT_AN_OBJECT]})
+    unknown = sorted(set(data) - _FACTS_BY_NAME.keys())
     if unknown:
         raise serializers.ValidationError({key: [UNKNOWN_FIELD] for key in unknown})
     facts: dict[str, Any] = {}
     errors: dict[str, list[str]] = {}
-    for name, rule in _INVOCATION_RULES.items():
-        value = data.get(name, _MISSING)
-        try:
-            if not _present(value, required=rule.required, nullable=rule.nullable):
-                value = rule.default if value is _MISSING else None
+    for name, (field, fact) in _FACTS_BY_NAME.items():
+        if name not in data:
+            if fact.required:
+                errors[name] = [str(REQUIRED)]
+            value = fact.default
+        else:
+            value = data[name]
+            if value is None:
+                if not fact.nullable:
+                    errors[name] = [str(NULL)]
             else:
-                value = rule.check(value)
-        except _Invalid as invalid:
-            errors[name] = invalid.messages
-        facts[rule.field] = value
+                if fact.trimmed and isinstance(value, str):
+                    value = value.strip()
+                problems = fact.check(value)
+                if problems:
+                    errors[name] = problems
+        facts[field] = value
     if errors:
         raise serializers.ValidationError(errors)
     problem = match_level_problem(
@@ -221,17 +148,6 @@ def tool_invocations_checked(body: Any) -> list[InvocationFacts]:
     return checked
 
 
-def match_level_problem(*, status: str, kind: str, match_level: str | None) -> str | None:
-    """A match level is a fact about a successful retrieval; on anything else it is a lie."""
-    if match_level is None:
-        return None
-    if status != InvocationStatus.SUCCESS:
-        return "A failed call has no match level: leave matchLevel out or null."
-    if kind != ToolKind.RETRIEVAL:
-        return "Only retrieval calls have a match level: leave matchLevel out or null."
-    return None
-
-
 class ToolInvocationInput(StrictInputSerializer):
     """One tool invocation. The fields describe it (the OpenAPI schema is made from them);
     tool_invocation_checked() validates it, for this serializer and for the API alike."""
@@ -262,7 +178,7 @@ class ToolInvocationInput(StrictInputSerializer):
 
 class SessionCompleteInput(StrictInputSerializer):
     status = StrictChoiceField(
-        [(s.value, s.label) for s in (SessionStatus.SUCCESS, SessionStatus.FAILED)]
+        [(status, SessionStatus(status).label) for status in COMPLETION_STATUSES.order]
     )
     answer = StrictCharField(
         required=False,
@@ -272,11 +188,9 @@ class SessionCompleteInput(StrictInputSerializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        answer = attrs.get("answer")
-        if attrs["status"] == SessionStatus.SUCCESS and (answer is None or not answer.strip()):
-            raise serializers.ValidationError(
-                {"answer": ["A SUCCESS completion needs the answer."]}
-            )
+        problem = answer_problem(status=attrs["status"], answer=attrs.get("answer"))
+        if problem:
+            raise serializers.ValidationError({"answer": [problem]})
         return attrs
 
 

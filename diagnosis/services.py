@@ -1,18 +1,23 @@
 """Writes for sessions and their tool-invocation facts.
 
-Agents reach these over the REST API (diagnosis/views.py) or call them in-process. The
-arguments are trusted as typed: the API validates its input once, at the edge
-(diagnosis/serializers.py), and in-process callers pass values of their own making.
+Agents reach these over the REST API (diagnosis/views.py) or call them in-process, and
+both ways keep the same rules (diagnosis/facts_rules.py): what the API refuses with a 400,
+these functions refuse, before anything is written, with the API's own ValidationError
+and its words for each problem, keyed by the argument's name (`session_id`, `query`,
+`user_id`, `status`, `answer`), and for a fact by `invocations`, its index in the batch
+and its name (`match_level`). A view reaching them with bad values still answers 400.
+Text is checked and stored as given: the API trims the whitespace around it first.
 """
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 from uuid import uuid4
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from rest_framework.exceptions import ValidationError
 
 from config import metrics
 from config.queue import enqueue_on_commit
@@ -21,6 +26,11 @@ from diagnosis.exceptions import (
     SessionAlreadyExists,
     SessionFinished,
     SessionNotFound,
+)
+from diagnosis.facts_rules import (
+    completion_problems,
+    invocations_problems,
+    session_start_problems,
 )
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 
@@ -59,6 +69,7 @@ def session_start(
     *, query: str, session_id: str | None = None, user_id: str | None = None
 ) -> DiagnosisSession:
     """Open a RUNNING session; a sessionId is generated when the agent has none."""
+    _check(session_start_problems, session_id=session_id, query=query, user_id=user_id)
     session = DiagnosisSession(
         session_id=session_id if session_id is not None else str(uuid4()),
         query=query,
@@ -86,6 +97,8 @@ def invocations_record(
     repeat within the batch; the session row lock makes concurrent batches for one
     session take turns, so overlapping retries store each fact once.
     """
+    invocations = list(invocations)
+    _check(invocations_problems, session_id=session_id, invocations=invocations)
     rows = [ToolInvocation(session_id=session_id, **facts) for facts in invocations]
     with transaction.atomic():
         session = _lock_session(session_id, fields=("id", "session_id", "status"))
@@ -125,6 +138,7 @@ def session_complete(
     completion is a no-op; a different one is a CompletionConflict. Scoring is
     enqueued after the commit of a completion to SUCCESS.
     """
+    _check(completion_problems, session_id=session_id, status=status, answer=answer)
     with transaction.atomic():
         session = _lock_session(session_id)
         if session.status != SessionStatus.RUNNING:
@@ -140,6 +154,16 @@ def session_complete(
     metrics.session_completed(status)
     logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True
+
+
+def _check(problems_of: Callable[..., dict], **arguments: Any) -> None:
+    """Refuse arguments the API would refuse, with its ValidationError."""
+    # In the API's words: its field rules are English whatever the active language
+    # (diagnosis/viewsets.py).
+    with translation.override("en"):
+        problems = problems_of(**arguments)
+    if problems:
+        raise ValidationError(problems)
 
 
 def _lock_session(session_id: str, fields: Iterable[str] | None = None) -> DiagnosisSession:

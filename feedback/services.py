@@ -20,6 +20,7 @@ from caselibrary.services.cases import (
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
+from feedback.body import InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ def feedback_submit(
     """
     if feedback not in Feedback.values:
         raise ValueError(f"unknown feedback {feedback!r}")
+    _check_session_id(session_id)
     if reason or comment or correction:
         with transaction.atomic():
             result = _submit(session_id, feedback)
@@ -86,6 +88,16 @@ def feedback_submit(
         },
     )
     return result
+
+
+def _check_session_id(session_id: str) -> None:
+    """The sessionId rule of /api/feedback, in its words (a 400 there too): an id that
+    breaks it is refused, not looked up."""
+    try:
+        # A body of this id and a good verdict: the id is all it can find fault with.
+        feedback_body_from({"sessionId": session_id, "feedback": Feedback.USEFUL.value})
+    except InvalidFeedbackBody as problem:
+        raise ValidationError({"session_id": [str(problem)]}) from None
 
 
 def _submit(session_id: str, feedback: str) -> FeedbackResult:
