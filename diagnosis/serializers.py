@@ -184,7 +184,9 @@ class SessionCompleteInput(StrictInputSerializer):
         required=False,
         allow_null=True,
         allow_blank=True,
-        help_text="The full answer given to the user; required for SUCCESS.",
+        # Kept as sent, for the case it may become (Markdown may open with an indent).
+        trim_whitespace=False,
+        help_text="The full answer given to the user, stored as sent; required for SUCCESS.",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

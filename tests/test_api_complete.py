@@ -15,6 +15,20 @@ def running():  # type: ignore[no-untyped-def]
     return DiagnosisSessionFactory(session_id="run-1")
 
 
+def test_the_answer_is_stored_and_becomes_the_case_exactly_as_sent(api, running) -> None:
+    # Markdown may open with an indented block; trimming it changed its meaning.
+    answer = "\n    $ df -h /data\n根因：磁盘写满。\n解决：清理日志。  \n"
+
+    api.post(URL.format("run-1"), {"status": "SUCCESS", "answer": answer}, format="json")
+    case_id = api.post(
+        "/api/feedback", {"sessionId": "run-1", "feedback": "useful"}, format="json"
+    ).json()["caseId"]
+
+    assert api.get("/api/sessions/run-1").json()["answer"] == answer
+    case = api.get(f"/api/cases/{case_id}").json()
+    assert (case["rootCause"], case["solution"]) == (answer, answer)
+
+
 def test_completing_with_success_stores_the_answer_and_scores_the_session(
     api, running, django_capture_on_commit_callbacks
 ) -> None:
