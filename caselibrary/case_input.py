@@ -5,6 +5,7 @@
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -12,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.fields import Field
 
 from caselibrary.models import SourceType
+from caselibrary.passages import INDEXED_CHARS
 from config.api import (
     NOT_A_STRING,
     UNKNOWN_FIELD,
@@ -38,8 +40,9 @@ class CaseCreateInput(StrictInputSerializer):
     """A MANUAL case, as a curator's tool sends it."""
 
     title = StrictCharField(max_length=255)
-    rootCause = StrictCharField(max_length=200_000)
-    solution = StrictCharField(max_length=200_000)
+    # 200,000 characters: what the search index reads of a text (caselibrary/passages.py).
+    rootCause = StrictCharField(max_length=INDEXED_CHARS)
+    solution = StrictCharField(max_length=INDEXED_CHARS)
     faultCategory = StrictCharField(
         max_length=64, required=False, help_text="A code of the fault-category taxonomy."
     )
@@ -68,6 +71,10 @@ class CaseFileRow(CaseCreateInput):
     """A case in a file: the API's case, and what `export_cases` writes of a case besides,
     so an export reads back (caselibrary/case_files.py)."""
 
+    # An AUTO case holds a session's whole answer, which may be longer than the API takes
+    # of a case (its row is checked against that in `read`).
+    rootCause = StrictCharField(max_length=None)
+    solution = StrictCharField(max_length=None)
     # The case the row updates.
     caseId = StrictUUIDField(required=False)
     sourceType = StrictChoiceField(SourceType.values, required=False)
@@ -95,7 +102,22 @@ class CaseFileRow(CaseCreateInput):
                 for name, value in known.items()
                 if name not in problems
             }
+        limit = self.text_limit(case.get("sourceType"))
+        for name in ("rootCause", "solution"):
+            if len(case.get(name) or "") > limit:
+                rule = self.fields[name].error_messages["max_length"]
+                problems[name] = [str(rule).format(max_length=limit)]
+                del case[name]
         return case, problems
+
+    @staticmethod
+    def text_limit(source_type: str | None) -> int:
+        """The longest rootCause and solution of a row: the API's, but for an AUTO case
+        (export_cases writes its sourceType) the longest answer a session can hold: a
+        character takes a byte at least of the largest request body the service reads."""
+        if source_type != SourceType.AUTO:
+            return INDEXED_CHARS
+        return max(settings.API_MAX_BODY_BYTES, settings.OTLP_MAX_BODY_BYTES)
 
 
 # The rules our own fields break are English constants, as the API gives them to programs

@@ -11,6 +11,19 @@ GENERAL_CATEGORY = "GENERAL"
 TITLE_FROM_QUERY_LENGTH = 100
 
 
+def title_from_query(query: str | None, session_id: str) -> str:
+    """The title of a case made from a session: the question's first 100 characters
+    (SPEC §4). When those are blanks only (an OTLP trace keeps the question as the agent
+    sent it: 150 spaces in front made a title of blanks, which `import_cases` refuses),
+    the first 100 of its words; a question of blanks only, which OTLP may store too (the
+    REST API refuses it), gives the session id: a title must say something, and the id
+    names its source."""
+    title = (query or "")[:TITLE_FROM_QUERY_LENGTH]
+    if title.strip():
+        return title
+    return (query or "").strip()[:TITLE_FROM_QUERY_LENGTH] or session_id
+
+
 class SourceType(models.TextChoices):
     AUTO = "AUTO", _("Automatic (from feedback)")
     MANUAL = "MANUAL", _("Manual")

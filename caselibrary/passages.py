@@ -12,12 +12,21 @@ Pure Python: fed texts, returns texts.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
+
+from caselibrary.error_codes import error_code_key, find_error_codes
+from caselibrary.search_text import search_terms, text_key
 
 # A passage longer than this is cut at paragraph ends (e5 reads about 512 tokens; a
 # section of this size is a screen of text).
 MAX_PASSAGE_CHARS = 900
+# Of each text of a case, the first this many characters are indexed: as much as
+# `POST /api/cases` takes of a field (caselibrary/case_input.py). An automatic case holds
+# the whole answer, which may be far longer (4,000,000 characters took the indexer minutes
+# and held every case behind it); the case keeps its full text.
+INDEXED_CHARS = 200_000
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S", re.MULTILINE)
 
 
@@ -27,14 +36,69 @@ class Passage:
     text: str
 
 
+@dataclass(frozen=True)
+class Planned:
+    """A passage the index holds: its number is its position among the case's passages."""
+
+    number: int
+    kind: str
+    text: str
+    terms: str
+
+
+def case_plan(
+    title: str,
+    root_cause: str,
+    solution: str,
+    error_code: str | None,
+    merged: Iterable[tuple[str, str, str, str | None]] = (),
+) -> tuple[list[Planned], list[str]]:
+    """What the index holds of a case: its passages with a search term, and its exact
+    keys. The cases `merged` into it (their title, root cause, solution and error code)
+    add their passages as sections and their keys."""
+    parts = case_passages(title=title, root_cause=root_cause, solution=solution)
+    keys = exact_keys(title=title, error_code=error_code)
+    for m_title, m_cause, m_solution, m_code in merged:
+        parts += [
+            Passage("section", p.text)
+            for p in case_passages(title=m_title, root_cause=m_cause, solution=m_solution)
+        ]
+        keys += exact_keys(title=m_title, error_code=m_code)
+    planned = []
+    for number, passage in enumerate(parts):
+        # A passage without one search term ("t", "…", a bare number) says nothing a
+        # question could match; embedded, a one-letter text sat close to every short
+        # question and was offered for "hello" and "🔥🔥🔥".
+        if terms := search_terms(passage.text):
+            planned.append(Planned(number, passage.kind, passage.text, terms))
+    return planned, list(dict.fromkeys(keys))
+
+
+def exact_keys(*, title: str, error_code: str | None) -> list[str]:
+    """The L0 keys of a case: its error code, the codes and alert names in its title, its
+    normalised title."""
+    codes = ([error_code] if error_code else []) + find_error_codes(title)
+    keys = [f"code:{error_code_key(code)}" for code in codes]
+    if text_key(title):
+        keys.append(f"title:{text_key(title)}")
+    return list(dict.fromkeys(key[:128] for key in keys))
+
+
+def embedding_input(title: str, kind: str, text: str) -> str:
+    """What a passage's vector is made of: a part of a case says more with its title."""
+    return text if kind == "title" else f"{title}\n{text}"
+
+
 def case_passages(*, title: str, root_cause: str, solution: str) -> list[Passage]:
     """The passages of a case, in a stable order (their numbers are their positions).
 
     An automatic case holds the whole answer as both its root cause and its solution:
-    that text is one passage, not two.
+    that text is one passage, not two. Of each text, its first INDEXED_CHARS characters.
     """
-    passages = [Passage("title", title.strip())] if title.strip() else []
-    root_cause, solution = (root_cause or "").strip(), (solution or "").strip()
+    title = title[:INDEXED_CHARS].strip()
+    passages = [Passage("title", title)] if title else []
+    root_cause = (root_cause or "")[:INDEXED_CHARS].strip()
+    solution = (solution or "")[:INDEXED_CHARS].strip()
     parts = [("root_cause", root_cause)]
     if solution and solution != root_cause:
         parts.append(("solution", solution))

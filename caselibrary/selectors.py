@@ -14,7 +14,6 @@ from django.utils import timezone
 from caselibrary.models import (
     GENERAL_CATEGORY,
     SYSTEM_USER,
-    TITLE_FROM_QUERY_LENGTH,
     CaseChange,
     CaseIndexState,
     CaseLibrary,
@@ -23,6 +22,7 @@ from caselibrary.models import (
     CaseSearch,
     FaultCategory,
     SourceType,
+    title_from_query,
 )
 from caselibrary.search_engine import L0, L1, NONE, Hit, Ranked, decision_thresholds, rank_cases
 from caselibrary.structuring import Taxonomy, taxonomy_of
@@ -79,7 +79,7 @@ def case_draft_from_session(*, session_id: str) -> dict[str, str] | None:
         return None
     return {
         "diagnosis": session.session_id,
-        "title": session.query[:TITLE_FROM_QUERY_LENGTH],
+        "title": title_from_query(session.query, session.session_id),
         "root_cause": session.answer or "",
         "solution": session.answer or "",
     }

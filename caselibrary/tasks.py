@@ -6,21 +6,22 @@ from django_q.tasks import async_task
 from caselibrary.services.index import (
     INDEX_GROUP,
     INDEX_TASK,
-    INDEXER_RUN_SECONDS,
     case_indexer_run,
+    indexer_run_seconds,
 )
 from caselibrary.services.outcomes import case_outcomes_sweep
 
 
 def case_indexer_task() -> int | None:
-    """Index changed cases as they come for a while, then hand over to the next run.
+    """Index changed cases as they come for a while (well within the task's timeout),
+    then hand over to the next run.
 
     Started by every service write and by the minute's schedule; a run that finds the
     lease held ends at once (the holder goes on). Inline (Q_SYNC) it indexes what is
     waiting and stops."""
     if settings.Q_CLUSTER.get("sync"):
         return case_indexer_run(seconds=0)
-    cases = case_indexer_run(seconds=INDEXER_RUN_SECONDS)
+    cases = case_indexer_run(seconds=indexer_run_seconds())
     if cases is not None:
         async_task(INDEX_TASK, group=INDEX_GROUP)
     return cases

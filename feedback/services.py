@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
-from caselibrary.models import TITLE_FROM_QUERY_LENGTH, CaseLibrary
+from caselibrary.models import CaseLibrary, title_from_query
 from caselibrary.services.cases import (
     SessionAlreadyHasCase,
     case_create_from_session,
@@ -297,7 +297,7 @@ def bad_case_case_from_correction(*, session_id: str, created_by: str) -> CaseLi
         with transaction.atomic():
             return case_create_manual(
                 created_by=created_by,
-                title=entry.session.query[:TITLE_FROM_QUERY_LENGTH],
+                title=title_from_query(entry.session.query, session_id),
                 root_cause=correction,
                 solution=correction,
                 diagnosis_id=session_id,

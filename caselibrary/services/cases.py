@@ -12,10 +12,10 @@ from caselibrary.error_codes import normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
     SYSTEM_USER,
-    TITLE_FROM_QUERY_LENGTH,
     CaseLibrary,
     FaultCategory,
     SourceType,
+    title_from_query,
 )
 from caselibrary.selectors import case_id_for_session
 from caselibrary.services.index import case_index_request
@@ -70,7 +70,7 @@ def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
         diagnosis_id=session.session_id,
         source_type=SourceType.AUTO,
         fault_category=GENERAL_CATEGORY,
-        title=session.query[:TITLE_FROM_QUERY_LENGTH],
+        title=title_from_query(session.query, session.session_id),
         root_cause=session.answer,
         solution=session.answer,
         created_by=SYSTEM_USER,

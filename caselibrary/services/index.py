@@ -5,7 +5,9 @@ case_change. The indexer, a task in the worker, takes the oldest changes, re-rea
 cases, splits them into passages (caselibrary/passages.py), embeds what is new and writes
 passages, exact keys and vectors in one transaction that also deletes the changes it
 handled and logs the cases it indexed (case_index_log). Each serving process reads that
-log to reload the vectors it holds (caselibrary/search_backends/database.py).
+log to reload the vectors it holds (caselibrary/search_backends/database.py). A pass
+writes what it did after INDEX_PASS_SECONDS, a case half embedded included, and the next
+goes on from there; a case that fails is logged and marked again: none holds up the rest.
 
 One indexer at a time: it holds a lease (CaseIndexState.building_since), renewed at each
 pass; a lease not renewed for INDEXER_LEASE_SECONDS is free. The indexer task runs for
@@ -24,19 +26,19 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Min, Q
+from django.db.models.functions import Substr
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from caselibrary.embedding import EMBEDDING_MODEL, EmbeddingUnavailable, embed_texts
-from caselibrary.error_codes import error_code_key, find_error_codes
 from caselibrary.models import (
     CaseChange,
     CaseIndexLog,
@@ -46,10 +48,9 @@ from caselibrary.models import (
     CasePassage,
     CaseSearchKey,
 )
-from caselibrary.passages import Passage, case_passages
+from caselibrary.passages import INDEXED_CHARS, Planned, case_plan, embedding_input
 from caselibrary.search_backends.base import IndexedPassage, get_backend
 from caselibrary.search_backends.database import DatabaseBackend
-from caselibrary.search_text import search_terms, text_key
 from caselibrary.services.duplicates import cases_flag_duplicates, merges_release_deleted
 from caselibrary.services.proposals import cases_structure_new
 
@@ -60,6 +61,10 @@ INDEX_GROUP = "case-index"
 INDEX_BATCH = 64
 INDEXER_RUN_SECONDS = 20
 INDEXER_LEASE_SECONDS = 10
+# A pass writes what it did after about this long, checking the time between
+# EMBED_CHUNK passages (one takes 10-45 ms to embed; a case of 200,000 characters, 10-15 s).
+INDEX_PASS_SECONDS = 5.0
+EMBED_CHUNK = 16
 # Serving processes read the log every fraction of a second; an hour is plenty.
 LOG_KEEP = timedelta(hours=1)
 
@@ -71,10 +76,18 @@ def _store() -> DatabaseBackend:
 
 @dataclass(frozen=True)
 class IndexRun:
-    cases: int
+    cases: int  # indexed whole
     passages: int
     embedded: int
     seconds: float
+    failed: tuple[str, ...] = ()  # the cases that could not be indexed, marked again
+    partial: int = 0  # cases indexed in part, the rest left for the next pass
+
+
+def indexer_run_seconds() -> float:
+    """How long one indexer task runs: its passes end with it (but for one chunk of
+    embedding), well before the task's timeout (Q_TIMEOUT) would kill it."""
+    return min(INDEXER_RUN_SECONDS, settings.Q_CLUSTER["timeout"] * 2 / 3)
 
 
 def case_index_request() -> None:
@@ -117,69 +130,84 @@ def case_indexer_running() -> bool:
     return CaseIndexState.objects.filter(id=1, building_since__gte=fresh).exists()
 
 
-def exact_keys(*, title: str, error_code: str | None) -> list[str]:
-    """The L0 keys of a case: its error code, the codes and alert names in its title, its
-    normalised title."""
-    codes = ([error_code] if error_code else []) + find_error_codes(title)
-    keys = [f"code:{error_code_key(code)}" for code in codes]
-    if text_key(title):
-        keys.append(f"title:{text_key(title)}")
-    return list(dict.fromkeys(key[:128] for key in keys))
-
-
-def embedding_input(title: str, kind: str, text: str) -> str:
-    """What a passage's vector is made of: a part of a case says more with its title."""
-    return text if kind == "title" else f"{title}\n{text}"
-
-
-def case_index_pending(*, batch: int = INDEX_BATCH) -> IndexRun:
-    """Index the oldest `batch` changed cases; how many were indexed (0: none waiting)."""
+def case_index_pending(
+    *, batch: int = INDEX_BATCH, seconds: float = INDEX_PASS_SECONDS, skip: Iterable[str] = ()
+) -> IndexRun:
+    """Index the oldest `batch` changed cases but those to `skip` for about `seconds`,
+    the case it is embedding then keeping the passages done (the next pass does the rest).
+    A case that fails is logged with its id at ERROR and marked again, behind the others."""
     started = time.monotonic()
-    changes = list(CaseChange.objects.order_by("seq").values_list("seq", "case_id")[:batch])
+    marks = CaseChange.objects.exclude(case_id__in=list(skip)).order_by("seq")
+    changes = list(marks.values_list("seq", "case_id", "changed_at")[:batch])
     if not changes:
         return IndexRun(0, 0, 0, 0.0)
-    case_ids = list(dict.fromkeys(case_id for _, case_id in changes))
+    case_ids = list(dict.fromkeys(case_id for _, case_id, _ in changes))
     # A merged case is indexed as part of the case it was merged into.
-    kept = CaseMerge.objects.filter(case_id__in=case_ids).values_list("merged_into", flat=True)
-    case_ids += [k for k in kept if k not in case_ids]
+    merges = CaseMerge.objects.filter(case_id__in=case_ids)
+    into = dict(merges.values_list("case_id", "merged_into"))
+    case_ids += [k for k in dict.fromkeys(into.values()) if k not in case_ids]
     indexed_before = set(
         CasePassage.objects.filter(case_id__in=case_ids).values_list("case_id", flat=True)
     )
-    passages, keys, embedded = _index_cases(case_ids)
+    work = _index_cases(case_ids, until=started + seconds)
+    written = [case_id for case_id in case_ids if case_id in work.written]
+    done = {seq for seq, c, _ in changes if {c, into.get(c, c)} <= work.done}
+    failed = [change for change in changes if {change[1], into.get(change[1])} & work.failed]
+    # Marked again after the marks a drain waits for, at the first change's time (told).
+    by_time = sorted(failed, key=lambda change: change[2], reverse=True)
+    again = {c: CaseChange(case_id=c, changed_at=at) for _, c, at in by_time}
     with transaction.atomic():
-        _store().replace(case_ids, passages)
-        CaseSearchKey.objects.filter(case_id__in=case_ids).delete()
-        CaseSearchKey.objects.bulk_create(keys)
-        CaseChange.objects.filter(seq__in=[seq for seq, _ in changes]).delete()
+        _store().replace(written, work.passages)
+        CaseSearchKey.objects.filter(case_id__in=written).delete()
+        CaseSearchKey.objects.bulk_create(work.keys)
+        CaseChange.objects.filter(seq__in=done | {seq for seq, _, _ in failed}).delete()
+        CaseChange.objects.bulk_create(again.values())
         # A deleted case takes its merges along: the cases merged into it are marked, and
         # the next pass indexes them as cases of their own.
-        merges_release_deleted(case_ids=case_ids)
-        CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in case_ids)
+        merges_release_deleted(case_ids=[c for c in written if c in work.done])
+        CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in written)
         if settings.CASE_SEARCH_BACKEND != "database":
             # Inside the transaction: when the server refuses the write, the change marks
             # roll back and the next run tries these cases again.
-            get_backend().replace(case_ids, passages)
-    new = {p.case_pk for p in passages} - indexed_before
+            get_backend().replace(written, work.passages)
+    new = {p.case_pk for p in work.passages} - indexed_before
     if new:
-        cases_flag_duplicates(_store(), sorted(new), passages)
-    return IndexRun(len(case_ids), len(passages), embedded, time.monotonic() - started)
+        # A case indexed over several passes is compared by the part its first one wrote.
+        cases_flag_duplicates(_store(), sorted(new), work.passages)
+    return IndexRun(
+        len(work.done),
+        len(work.passages),
+        work.embedded,
+        time.monotonic() - started,
+        failed=tuple(sorted(work.failed | set(again))),
+        partial=len(work.written - work.done),
+    )
 
 
-def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSearchKey], int]:
-    columns = ("case_id", "title", "root_cause", "solution", "error_code")
-    rows = list(
-        CaseLibrary.objects.filter(case_id__in=case_ids)
+@dataclass
+class _Indexed:
+    passages: list[IndexedPassage] = field(default_factory=list)
+    keys: list[CaseSearchKey] = field(default_factory=list)
+    embedded: int = 0
+    written: set[str] = field(default_factory=set)  # the cases whose passages are replaced
+    done: set[str] = field(default_factory=set)  # of those, the ones indexed whole
+    failed: set[str] = field(default_factory=set)
+
+
+def _index_cases(case_ids: list[str], *, until: float) -> _Indexed:
+    texts = [Substr(name, 1, INDEXED_CHARS) for name in ("root_cause", "solution")]
+    columns = ("case_id", "title", *texts, "error_code")
+    rows = {
+        row[0]: row[1:]
+        for row in CaseLibrary.objects.filter(case_id__in=case_ids)
         .exclude(case_id__in=CaseMerge.objects.values("case_id"))
         .values_list(*columns)
-    )
-    into = dict(
-        CaseMerge.objects.filter(merged_into__in=[r[0] for r in rows]).values_list(
-            "case_id", "merged_into"
-        )
-    )
+    }
+    merges = CaseMerge.objects.filter(merged_into__in=list(rows))
+    into = dict(merges.values_list("case_id", "merged_into"))
     merged: dict[str, list[tuple]] = {}
     for row in CaseLibrary.objects.filter(case_id__in=list(into)).values_list(*columns):
-        merged.setdefault(into[row[0]], []).append(row)
+        merged.setdefault(into[row[0]], []).append(row[1:])
     # The vectors already stored for the same text under the same model: an edit of the
     # category, or a save that changed nothing, costs no embedding.
     known = {
@@ -188,43 +216,57 @@ def _index_cases(case_ids: list[str]) -> tuple[list[IndexedPassage], list[CaseSe
             case_id__in=case_ids, model=EMBEDDING_MODEL
         ).values_list("case_id", "text", "vector")
     }
-    planned: list[tuple[str, int, str, str, str, str]] = []
-    keys: list[CaseSearchKey] = []
-    for case_id, title, root_cause, solution, error_code in rows:
-        parts = case_passages(title=title, root_cause=root_cause, solution=solution)
-        case_keys = exact_keys(title=title, error_code=error_code)
-        for _, m_title, m_cause, m_solution, m_code in merged.get(case_id, []):
-            # A merged case's texts are sections of the case it was merged into.
-            parts += [
-                Passage("section", p.text)
-                for p in case_passages(title=m_title, root_cause=m_cause, solution=m_solution)
-            ]
-            case_keys += exact_keys(title=m_title, error_code=m_code)
-        for number, passage in enumerate(parts):
-            terms = search_terms(passage.text)
-            # A passage without one search term ("t", "…", a bare number) says nothing a
-            # question could match; embedded, a one-letter text sat close to every short
-            # question and was offered for "hello" and "🔥🔥🔥".
-            if terms:
-                planned.append((case_id, number, passage.kind, passage.text, title, terms))
-        keys += [CaseSearchKey(case_id=case_id, key=key) for key in dict.fromkeys(case_keys)]
-    todo = [
-        i for i, (case_id, _, _, text, *_) in enumerate(planned) if (case_id, text) not in known
-    ]
-    vectors = embed_texts([embedding_input(p[4], p[2], p[3]) for p in (planned[i] for i in todo)])
-    fresh = dict(zip(todo, vectors, strict=True))
+    work = _Indexed()
+    for case_id in case_ids:
+        if work.written and time.monotonic() >= until:
+            break  # the next pass goes on from this case
+        # A case deleted, or merged into another, has no row: its passages go.
+        row = rows.get(case_id, ("", "", "", None))
+        try:
+            planned, keys = case_plan(*row, merged=merged.get(case_id, ()))
+            passages, embedded, whole = _embed(case_id, row[0], planned, known, until)
+        except Exception as exc:
+            if isinstance(exc, EmbeddingUnavailable):
+                embed_texts(["probe"])  # raises when the model fails whatever the text
+            logger.exception("case not indexed: %s", case_id, extra={"case_id": case_id})
+            work.failed.add(case_id)
+            continue
+        work.passages += passages
+        work.keys += [CaseSearchKey(case_id=case_id, key=key) for key in keys]
+        work.embedded += embedded
+        work.written.add(case_id)
+        if not whole:
+            break
+        work.done.add(case_id)
+    return work
+
+
+def _embed(
+    case_id: str, title: str, planned: list[Planned], known: dict, until: float
+) -> tuple[list[IndexedPassage], int, bool]:
+    """A case's passages: those embedded EMBED_CHUNK at a time until `until` (one chunk
+    at least), and those whose vectors are known. Whether that is all of them."""
+    todo = [i for i, p in enumerate(planned) if (case_id, p.text) not in known]
+    fresh: dict[int, np.ndarray] = {}
+    for start in range(0, len(todo), EMBED_CHUNK):
+        if fresh and time.monotonic() >= until:
+            break
+        chunk = todo[start : start + EMBED_CHUNK]
+        inputs = [embedding_input(title, planned[i].kind, planned[i].text) for i in chunk]
+        fresh.update(zip(chunk, embed_texts(inputs), strict=True))
     passages = [
         IndexedPassage(
-            passage_id=f"{case_id}:{number}",
+            passage_id=f"{case_id}:{p.number}",
             case_pk=case_id,
-            kind=kind,
-            text=text,
-            terms=terms,
-            vector=fresh[i] if i in fresh else np.frombuffer(known[(case_id, text)], dtype="<f4"),
+            kind=p.kind,
+            text=p.text,
+            terms=p.terms,
+            vector=fresh[i] if i in fresh else np.frombuffer(known[(case_id, p.text)], dtype="<f4"),
         )
-        for i, (case_id, number, kind, text, _title, terms) in enumerate(planned)
+        for i, p in enumerate(planned)
+        if i in fresh or (case_id, p.text) in known
     ]
-    return passages, keys, len(todo)
+    return passages, len(fresh), len(fresh) == len(todo)
 
 
 # --- the indexer's lease and loop ----------------------------------------------------
@@ -291,19 +333,19 @@ def case_indexer_run(
         return None
     cases = 0
     deadline = time.monotonic() + seconds
+    failed: set[str] = set()  # tried again by the next run
     try:
         if seconds > 0:
             stamp = _warm_up(stamp)
         if stamp is not None:
             cases_structure_new()  # new AUTO cases' error codes are exact keys too
         while stamp is not None:
-            run = case_index_pending()
+            left = deadline - time.monotonic() if seconds > 0 else INDEX_PASS_SECONDS
+            run = case_index_pending(seconds=max(0.0, min(INDEX_PASS_SECONDS, left)), skip=failed)
             cases += run.cases
-            if run.cases:
-                logger.info(
-                    "cases indexed",
-                    extra={"cases": run.cases, "embedded": run.embedded, "seconds": run.seconds},
-                )
+            failed.update(run.failed)
+            if run.cases or run.partial or run.failed:
+                logger.info("cases indexed", extra=asdict(run) | {"failed": list(run.failed)})
                 _record(run)
                 if indexed is not None:
                     indexed(run)
@@ -363,20 +405,22 @@ def case_index_drain(*, progress: Callable[[int, int], None] | None = None) -> i
     ours = CaseChange.objects.filter(seq__lte=last)
     cases = ours.values("case_id").distinct().count()
     total = left = ours.count()
+    failed: set[str] = set()
     if progress is not None:
         progress(0, total)
 
     def follow(run: IndexRun | None = None) -> None:
         nonlocal left
         left = ours.count()
+        failed.update(run.failed if run else ())
         if progress is not None:
             progress(total - left, total)
 
     while True:
         here = case_indexer_run(seconds=0, indexed=follow)
         follow()
-        if not left:
-            return cases
+        if not left:  # a case that failed is marked again, after `last`
+            return cases - len(failed)
         if here is None:
             if transaction.get_connection().in_atomic_block:
                 # The indexer cannot see changes this transaction has not committed.
@@ -384,6 +428,14 @@ def case_index_drain(*, progress: Callable[[int, int], None] | None = None) -> i
                     "The worker's indexer holds the index; commit first, then index."
                 )
             time.sleep(settings.CASE_INDEXER_POLL_SECONDS)
+
+
+def cases_waiting(*, since: datetime, limit: int = 10) -> list[tuple[str, datetime]]:
+    """The cases marked before `since` and still waiting (at most `limit`, oldest first):
+    cases the indexer could not index (logged at ERROR), or a library with no worker."""
+    waiting = CaseChange.objects.filter(changed_at__lt=since).values("case_id")
+    first = waiting.annotate(first=Min("changed_at")).order_by("first", "case_id")
+    return list(first.values_list("case_id", "first")[:limit])
 
 
 def case_passages_of_other_models() -> int:

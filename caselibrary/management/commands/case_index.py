@@ -1,13 +1,18 @@
 """Index the waiting case changes now, or say what the index holds."""
 
+from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
+from django.utils import timezone
 
 from caselibrary.selectors import case_index_status
-from caselibrary.services.index import case_index_build, case_indexer_running
+from caselibrary.services.index import case_index_build, case_indexer_running, cases_waiting
 from diagnosis.management.commands._base import ServiceCommand
+
+# A change is indexed within seconds while a worker runs.
+STUCK_AFTER = timedelta(minutes=5)
 
 
 class Command(ServiceCommand):
@@ -29,11 +34,13 @@ class Command(ServiceCommand):
                 self.stdout.write(
                     "The running worker's indexer is indexing the waiting changes; waiting for it."
                 )
+            started = timezone.now()
             try:
                 cases = case_index_build()
             except ValidationError as error:
                 raise CommandError("; ".join(error.messages)) from None
             self.stdout.write(f"Indexed {cases} changed case(s).")
+            self._tell_waiting(since=started, what="Not indexed")
             return
         status = case_index_status(waiting=True)
         if status.loaded_version is None:
@@ -46,4 +53,20 @@ class Command(ServiceCommand):
         if status.requested_at:
             self.stdout.write(
                 f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S})."
+            )
+            since = timezone.now() - STUCK_AFTER
+            self._tell_waiting(since=since, what="Waiting for over 5 minutes")
+
+    def _tell_waiting(self, *, since: Any, what: str) -> None:
+        """The cases still marked since before `since`: a case the indexer cannot index
+        stays marked (and is tried again), so it is told here, not only in the log."""
+        waiting = cases_waiting(since=since)
+        if waiting:
+            self.stdout.write(
+                f"{what}: "
+                + ", ".join(
+                    f"{case_id} (changed {at:%Y-%m-%d %H:%M:%S})" for case_id, at in waiting
+                )
+                + ". The worker's log tells, at ERROR with its id, a case it could not index;"
+                " it is tried again at each run of the indexer. Without a worker, run with --build."
             )
