@@ -129,11 +129,15 @@ def _useful(session_id: str) -> FeedbackResult:
             raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
         changed = _record(session, Feedback.USEFUL)
         case = getattr(session, "case", None)
-        if case is None:
-            # Also after useful, not_useful, useful again when an operator deleted the case.
+        if case is None and changed:
+            # Also after useful, not_useful, useful again when an operator deleted the case;
+            # a repeat of useful changes nothing, and brings back no case an operator deleted.
             case = case_create_from_session(session=session)
     return FeedbackResult(
-        session_id=session_id, feedback=Feedback.USEFUL, case_id=case.case_id, changed=changed
+        session_id=session_id,
+        feedback=Feedback.USEFUL,
+        case_id=case.case_id if case is not None else None,
+        changed=changed,
     )
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from caselibrary.models import CaseLibrary
-from caselibrary.services.cases import case_create_manual
+from caselibrary.services.cases import case_create_manual, cases_delete
 from caselibrary.services.proposals import cases_structure_new
 from diagnosis.models import DiagnosisSession
 from tests.factories import DiagnosisSessionFactory
@@ -109,6 +109,21 @@ def test_useful_twice_returns_the_same_case_and_inserts_nothing(api, finished) -
     assert second.json() == first
     assert state() == before  # not even feedback_at moves
     assert CaseLibrary.objects.count() == 1
+
+
+def test_repeating_useful_after_an_operator_deleted_the_case_brings_no_case_back(
+    api, finished
+) -> None:
+    post(api, {"sessionId": "fb-1", "feedback": "useful"})
+    cases_delete(case_ids=[CaseLibrary.objects.get().case_id])
+    before = state()
+
+    again = post(api, {"sessionId": "fb-1", "feedback": "useful"})
+
+    assert again.status_code == 200
+    assert again.json() == {"success": True, "message": "反馈已记录", "caseId": None}
+    assert not CaseLibrary.objects.exists()
+    assert state() == before
 
 
 def test_not_useful_marks_a_bad_case_and_leaves_status_alone(api, finished) -> None:
