@@ -20,7 +20,7 @@ from caselibrary.services.cases import (
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
-from feedback.body import InvalidFeedbackBody, feedback_body_from
+from feedback.body import INVALID_FEEDBACK, InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def feedback_submit(
     history row beside it (the verdict and its words commit together, or neither).
     """
     if feedback not in Feedback.values:
-        raise ValueError(f"unknown feedback {feedback!r}")
+        raise ValidationError({"feedback": [INVALID_FEEDBACK]})
     _check_session_id(session_id)
     if reason or comment or correction:
         with transaction.atomic():

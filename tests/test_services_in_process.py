@@ -200,6 +200,21 @@ def test_feedback_in_process_for_a_malformed_session_id_is_refused_in_the_endpoi
     assert problems == {"session_id": [over_rest.json()["message"]]}
 
 
+def test_feedback_in_process_with_an_unknown_verdict_is_refused_in_the_endpoints_words(
+    api,
+) -> None:
+    DiagnosisSessionFactory(session_id="fb-maybe", succeeded=True)
+    over_rest = api.post(
+        "/api/feedback", {"sessionId": "fb-maybe", "feedback": "maybe"}, format="json"
+    )
+
+    problems = refused(feedback_submit, session_id="fb-maybe", feedback="maybe")
+
+    assert over_rest.status_code == 400
+    assert problems == {"feedback": [over_rest.json()["message"]]}
+    assert DiagnosisSession.objects.get(session_id="fb-maybe").feedback is None
+
+
 def test_a_valid_in_process_session_scores_as_the_same_session_over_rest(
     api, django_capture_on_commit_callbacks
 ) -> None:

@@ -69,7 +69,7 @@ class CaseForm(forms.ModelForm):
             and self.instance.solution.strip() == self.instance.root_cause.strip()
         )
         if self.solution_is_root_cause:
-            self.fields["root_cause"].label = _("root cause and solution")
+            self.fields["root_cause"].label = _("Root cause and solution")
             self.fields["solution"].required = False
             self.fields["solution"].help_text = _(
                 "The same text as the root cause. Leave it empty to keep it so, or write a "

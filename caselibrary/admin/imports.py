@@ -23,10 +23,10 @@ LOG_BATCH = 1000
 
 class CaseImportForm(forms.Form):
     file = forms.FileField(
-        label=_("case file"),
+        label=_("Case file"),
         help_text=_(".jsonl or .csv with the API's case fields, or one Markdown runbook (.md)."),
     )
-    dry_run = forms.BooleanField(label=_("dry run: check and count, write nothing"), required=False)
+    dry_run = forms.BooleanField(label=_("Dry run: check and count, write nothing"), required=False)
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
