@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import capfirst
 from django.utils.timezone import localtime
@@ -120,14 +121,8 @@ class CaseLibraryAdmin(
         # Read-only, a text that is both root cause and solution is shown once; an editor
         # gets both fields, the solution empty while it is the same text (CaseForm).
         shared = obj.solution.strip() == obj.root_cause.strip()
-        text = (
-            ["root_cause"]
-            if shared and not self.has_change_permission(request, obj)
-            else [
-                "root_cause",
-                "solution",
-            ]
-        )
+        editor = self.has_change_permission(request, obj)
+        text = ["root_cause"] if shared and not editor else ["root_cause", "solution"]
         return [
             "session_column",
             "source_type",
@@ -331,7 +326,9 @@ class CaseLibraryAdmin(
         l0, l1 = _reuse(obj, "l0_hits") or 0, _reuse(obj, "l1_hits") or 0
         if not l0 + l1:
             return "0"
-        return format_html('<span title="L0 {} · L1 {}">{}</span>', l0, l1, l0 + l1)
+        sessions = reverse("admin:diagnosis_diagnosissession_changelist")  # that found it
+        link = f"{sessions}?{urlencode({'found_case': obj.pk})}"
+        return format_html('<a href="{}" title="L0 {} · L1 {}">{}</a>', link, l0, l1, l0 + l1)
 
     @admin.display(description=_("useful rate of the sessions that found it"))
     def useful_rate_column(self, obj: CaseLibrary) -> SafeString | str:

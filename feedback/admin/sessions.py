@@ -15,7 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from caselibrary.models import CaseLibrary
+from caselibrary.models import CaseLibrary, CaseSearchHit
 from caselibrary.services.cases import session_can_become_case
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
@@ -39,6 +39,24 @@ def case_of(session: DiagnosisSession) -> Any:
         return None
 
 
+class FoundCaseFilter(admin.SimpleListFilter):
+    """The sessions whose case-library searches found a case (`?found_case=<caseId>`, the
+    link of the case page's hit count); shown only while it is applied."""
+
+    title = _("found the case")
+    parameter_name = "found_case"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        value = request.GET.get(self.parameter_name)
+        return [(value, value)] if value else []
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if not self.value():
+            return queryset
+        hits = CaseSearchHit.objects.filter(case_id=self.value()).values("session_id")
+        return queryset.filter(session_id__in=hits)
+
+
 @admin.register(DiagnosisSession)
 class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
     list_display = (
@@ -54,6 +72,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         "feedback",
         EvidenceScoreBandFilter,
         ("created_at", admin.DateFieldListFilter),
+        FoundCaseFilter,
     )
     fieldsets = (
         (
