@@ -9,9 +9,11 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
+from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -307,7 +309,7 @@ class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, S
             return _("not reviewed yet")
         return _("%(who)s, %(when)s") % {
             "who": review.reviewed_by or "-",
-            "when": review.reviewed_at.strftime("%Y-%m-%d %H:%M"),
+            "when": date_format(localtime(review.reviewed_at), "SHORT_DATETIME_FORMAT"),
         }
 
     @admin.display(description=_("tool invocations"))

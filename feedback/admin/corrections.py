@@ -9,6 +9,7 @@ from django.template.defaultfilters import linebreaksbr
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -52,7 +53,7 @@ class ReaderFeedbackMixin:
             "<td>{}</td></tr>",
             (
                 (
-                    e.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                    localtime(e.created_at).strftime("%Y-%m-%d %H:%M:%S"),
                     e.get_feedback_display(),
                     e.get_reason_display() if e.reason else "-",
                     # With their line breaks, as the answer above is shown; linebreaksbr
