@@ -67,14 +67,28 @@ class CaseIdField(StrictCharField):
             return value
 
 
+class KeptTextField(StrictCharField):
+    """A text kept as written, the blanks around it too (an answer may open with an
+    indented block); blanks alone are no text."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        if isinstance(data, str) and data and not data.strip():
+            self.fail("blank")
+        return super().run_validation(data)
+
+
 class CaseFileRow(CaseCreateInput):
     """A case in a file: the API's case, and what `export_cases` writes of a case besides,
     so an export reads back (caselibrary/case_files.py)."""
 
-    # An AUTO case holds a session's whole answer, which may be longer than the API takes
-    # of a case (its row is checked against that in `read`).
-    rootCause = StrictCharField(max_length=None)
-    solution = StrictCharField(max_length=None)
+    # An AUTO case holds a session's whole answer as sent, the blanks around it too, and
+    # may be longer than the API takes of a case (`read` checks and trims other rows as
+    # the API does).
+    rootCause = KeptTextField(max_length=None)
+    solution = KeptTextField(max_length=None)
     # The case the row updates.
     caseId = StrictUUIDField(required=False)
     sourceType = StrictChoiceField(SourceType.values, required=False)
@@ -104,6 +118,8 @@ class CaseFileRow(CaseCreateInput):
             }
         limit = self.text_limit(case.get("sourceType"))
         for name in ("rootCause", "solution"):
+            if name in case and case.get("sourceType") != SourceType.AUTO:
+                case[name] = case[name].strip()  # as the API trims a case's texts
             if len(case.get(name) or "") > limit:
                 rule = self.fields[name].error_messages["max_length"]
                 problems[name] = [str(rule).format(max_length=limit)]

@@ -3,10 +3,11 @@
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Trim, Upper
 from django.db.models.lookups import Exact
 from django.utils import timezone
@@ -421,3 +422,11 @@ def _case_row(case: CaseLibrary) -> dict[str, Any]:
         "updatedAt": case.updated_at.isoformat(),
         "mergedInto": case.merged_into,
     }
+
+
+def cases_waiting(*, since: datetime, limit: int = 10) -> list[tuple[str, datetime]]:
+    """The cases marked before `since` and still waiting (at most `limit`, oldest first):
+    cases the indexer could not index (logged at ERROR), or a library with no worker."""
+    waiting = CaseChange.objects.filter(changed_at__lt=since).values("case_id")
+    first = waiting.annotate(first=Min("changed_at")).order_by("first", "case_id")
+    return list(first.values_list("case_id", "first")[:limit])

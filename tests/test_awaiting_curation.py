@@ -182,3 +182,18 @@ def test_saving_a_proposed_case_unchanged_confirms_it_as_curated(admin_client, p
     )
     cache.clear()
     assert case_structuring_accuracy().reviewed == 1
+
+
+def test_saving_a_case_keeps_the_blanks_around_its_answer(admin_client) -> None:
+    # An answer opening with an indented block (Markdown code) is stored as sent.
+    answer = "    $ df -h /data\n\n根因：磁盘写满。  \n"
+    DiagnosisSessionFactory(succeeded=True, session_id="s-indented", query="磁盘满", answer=answer)
+    case_id = feedback_submit(session_id="s-indented", feedback="useful").case_id
+    case = CaseLibrary.objects.get(case_id=case_id)
+
+    save_on_the_case_page(admin_client, case)
+
+    case.refresh_from_db()
+    assert (case.root_cause, case.solution) == (answer, answer)
+    history = admin_client.get(f"{LIST}{case.pk}/history/").content.decode()
+    assert "Root cause" not in history

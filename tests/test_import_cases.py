@@ -516,3 +516,28 @@ def test_a_session_that_already_has_a_case_is_reported_in_chinese(tmp_path, sett
 
     assert "cases.jsonl:1: 已有另一个案例使用此 sessionId 或来源" in err
     assert CaseLibrary.objects.count() == 1
+
+
+def test_an_automatic_cases_answer_is_imported_as_written_blanks_around_it_too(
+    tmp_path,
+) -> None:
+    # What export_cases writes of a case whose answer opens with an indented block.
+    answer = "    $ df -h /data\n\n根因：磁盘写满。  \n"
+    row = {**ROW, "rootCause": answer, "solution": answer, "sourceType": "AUTO"}
+    path = jsonl(tmp_path / "cases.jsonl", row)
+
+    run(str(path))
+
+    case = CaseLibrary.objects.get()
+    assert (case.root_cause, case.solution) == (answer, answer)
+    out, _ = run(str(path))
+    assert "1 unchanged" in out
+
+
+def test_a_root_cause_of_blanks_only_is_refused_as_empty(tmp_path) -> None:
+    path = jsonl(tmp_path / "cases.jsonl", {**ROW, "rootCause": " \n\t "})
+
+    _, err = failing(str(path))
+
+    assert "cases.jsonl:1: rootCause: " in err
+    assert not CaseLibrary.objects.exists()

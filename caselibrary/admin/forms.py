@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
+from django.utils.functional import cached_property
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
@@ -100,6 +101,20 @@ class CaseForm(forms.ModelForm):
         if self.solution_is_root_cause and "root_cause" in changed and "solution" not in changed:
             changed["solution"] = changed["root_cause"]
         return changed
+
+    @cached_property
+    def changed_data(self) -> list[str]:
+        # The stored text posted back, which the form trims, is no change: an answer kept
+        # as sent (opening with an indented block, say) is not rewritten, nor logged as
+        # changed, by a save that changes nothing.
+        return [name for name in super().changed_data if not self._only_trimmed(name)]
+
+    def _only_trimmed(self, name: str) -> bool:
+        stored = self.initial.get(name)
+        cleaned = getattr(self, "cleaned_data", {}).get(name)
+        if not isinstance(stored, str) or cleaned is None or self.instance._state.adding:
+            return False
+        return cleaned == stored.replace("\r\n", "\n").strip()
 
 
 class CaseListForm(CaseForm):

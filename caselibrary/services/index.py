@@ -27,13 +27,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Min, Q
+from django.db.models import Q
 from django.db.models.functions import Substr
 from django.utils import timezone
 from django_q.tasks import async_task
@@ -134,7 +134,8 @@ def case_index_pending(
     *, batch: int = INDEX_BATCH, seconds: float = INDEX_PASS_SECONDS, skip: Iterable[str] = ()
 ) -> IndexRun:
     """Index the oldest `batch` changed cases but those to `skip` for about `seconds`,
-    the case it is embedding then keeping the passages done (the next pass does the rest).
+    the shortest first, the case it is embedding then keeping the passages done (the next
+    pass does the rest).
     A case that fails is logged with its id at ERROR and marked again, behind the others."""
     started = time.monotonic()
     marks = CaseChange.objects.exclude(case_id__in=list(skip)).order_by("seq")
@@ -217,7 +218,9 @@ def _index_cases(case_ids: list[str], *, until: float) -> _Indexed:
         ).values_list("case_id", "text", "vector")
     }
     work = _Indexed()
-    for case_id in case_ids:
+    # The short cases first: a pass out of time on a long one has done the others.
+    size = {c: len(r[1] or "") + len(r[2] or "") for c, r in rows.items()}
+    for case_id in sorted(case_ids, key=lambda c: size.get(c, 0)):
         if work.written and time.monotonic() >= until:
             break  # the next pass goes on from this case
         # A case deleted, or merged into another, has no row: its passages go.
@@ -428,14 +431,6 @@ def case_index_drain(*, progress: Callable[[int, int], None] | None = None) -> i
                     "The worker's indexer holds the index; commit first, then index."
                 )
             time.sleep(settings.CASE_INDEXER_POLL_SECONDS)
-
-
-def cases_waiting(*, since: datetime, limit: int = 10) -> list[tuple[str, datetime]]:
-    """The cases marked before `since` and still waiting (at most `limit`, oldest first):
-    cases the indexer could not index (logged at ERROR), or a library with no worker."""
-    waiting = CaseChange.objects.filter(changed_at__lt=since).values("case_id")
-    first = waiting.annotate(first=Min("changed_at")).order_by("first", "case_id")
-    return list(first.values_list("case_id", "first")[:limit])
 
 
 def case_passages_of_other_models() -> int:

@@ -7,8 +7,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
-from caselibrary.selectors import case_index_status
-from caselibrary.services.index import case_index_build, case_indexer_running, cases_waiting
+from caselibrary.selectors import case_index_status, cases_waiting
+from caselibrary.services.index import case_index_build, case_indexer_running
 from diagnosis.management.commands._base import ServiceCommand
 
 # A change is indexed within seconds while a worker runs.
