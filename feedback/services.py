@@ -20,7 +20,7 @@ from caselibrary.services.cases import (
 from config import metrics
 from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
-from feedback.body import INVALID_FEEDBACK, InvalidFeedbackBody, feedback_body_from
+from feedback.body import FeedbackBody, InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
 
 logger = logging.getLogger(__name__)
@@ -62,9 +62,14 @@ def feedback_submit(
     nothing, not even `feedback_at`. A reason, comment or correction is kept as a
     history row beside it (the verdict and its words commit together, or neither).
     """
-    if feedback not in Feedback.values:
-        raise ValidationError({"feedback": [INVALID_FEEDBACK]})
-    _check_session_id(session_id)
+    checked = _checked(
+        session_id=session_id,
+        feedback=feedback,
+        reason=reason,
+        comment=comment,
+        correction=correction,
+    )
+    reason, comment, correction = checked.reason, checked.comment, checked.correction
     if reason or comment or correction:
         with transaction.atomic():
             result = _submit(session_id, feedback)
@@ -90,14 +95,30 @@ def feedback_submit(
     return result
 
 
-def _check_session_id(session_id: str) -> None:
-    """The sessionId rule of /api/feedback, in its words (a 400 there too): an id that
-    breaks it is refused, not looked up."""
-    try:
-        # A body of this id and a good verdict: the id is all it can find fault with.
-        feedback_body_from({"sessionId": session_id, "feedback": Feedback.USEFUL.value})
-    except InvalidFeedbackBody as problem:
-        raise ValidationError({"session_id": [str(problem)]}) from None
+def _checked(**given: str) -> FeedbackBody:
+    """What /api/feedback takes of these values, as its body's rules take them (NUL
+    characters dropped); a value it refuses is a ValidationError in its words, keyed by
+    the argument, before anything is read."""
+    body: dict[str, object] = {"sessionId": "s", "feedback": Feedback.USEFUL.value}
+    for name, key in _BODY_KEYS:
+        # One argument more each time: the first one refused names the problem. An empty
+        # reason, comment or correction is none, as null is in a body.
+        optional = key not in ("sessionId", "feedback")
+        body[key] = None if optional and given[name] == "" else given[name]
+        try:
+            checked = feedback_body_from(body)
+        except InvalidFeedbackBody as problem:
+            raise ValidationError({name: [str(problem)]}) from None
+    return checked
+
+
+_BODY_KEYS = (
+    ("session_id", "sessionId"),
+    ("feedback", "feedback"),
+    ("reason", "reason"),
+    ("comment", "comment"),
+    ("correction", "correction"),
+)
 
 
 def _submit(session_id: str, feedback: str) -> FeedbackResult:

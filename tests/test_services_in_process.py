@@ -2,6 +2,7 @@
 would be refused with (400), a call is refused with, in the same words, before anything
 is written; and a refusal that reached a view would still be a 400."""
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +15,7 @@ from diagnosis import services
 from diagnosis.facts_rules import SESSION_ID_INVALID, session_id_problems
 from diagnosis.models import SESSION_ID_REGEX, DiagnosisSession, ToolInvocation
 from diagnosis.serializers import StrictSessionIdField
+from feedback.models import FeedbackEntry
 from feedback.services import FeedbackConflict, feedback_submit
 from tests.factories import DiagnosisSessionFactory
 
@@ -213,6 +215,39 @@ def test_feedback_in_process_with_an_unknown_verdict_is_refused_in_the_endpoints
     assert over_rest.status_code == 400
     assert problems == {"feedback": [over_rest.json()["message"]]}
     assert DiagnosisSession.objects.get(session_id="fb-maybe").feedback is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("reason", "bogus-reason"),
+        ("comment", "x" * 100_000),
+        ("comment", "a\ud800b"),
+        ("correction", "x" * 100_000),
+    ],
+)
+def test_feedback_in_process_refuses_the_words_the_endpoint_refuses(api, field, value) -> None:
+    DiagnosisSessionFactory(session_id="fb-words", succeeded=True)
+    body = {"sessionId": "fb-words", "feedback": "not_useful", field: value}
+    # As a client's JSON carries a lone surrogate: escaped.
+    over_rest = api.post("/api/feedback", json.dumps(body), content_type="application/json")
+
+    problems = refused(
+        feedback_submit, session_id="fb-words", feedback="not_useful", **{field: value}
+    )
+
+    assert over_rest.status_code == 400
+    assert problems == {field: [over_rest.json()["message"]]}
+    assert DiagnosisSession.objects.get(session_id="fb-words").feedback is None
+    assert not FeedbackEntry.objects.exists()
+
+
+def test_feedback_in_process_drops_nul_characters_as_the_endpoint_does() -> None:
+    DiagnosisSessionFactory(session_id="fb-nul", succeeded=True)
+
+    feedback_submit(session_id="fb-nul", feedback="not_useful", correction="x\x00y")
+
+    assert FeedbackEntry.objects.get().correction == "xy"
 
 
 def test_a_valid_in_process_session_scores_as_the_same_session_over_rest(
