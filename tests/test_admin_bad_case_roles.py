@@ -5,23 +5,15 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 
 from feedback.models import BadCaseReview, ReviewState
+from tests.admin_pages import member_of
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory, FeedbackEntryFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
 BAD_CASES = "/admin/feedback/badcase/"
-
-
-def member_of(group: str) -> Client:
-    user = get_user_model().objects.create_user(f"ops.{group}", is_staff=True)
-    user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def action_bar(client: Client) -> str:

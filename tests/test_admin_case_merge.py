@@ -4,13 +4,11 @@ merged cases when the kept one is deleted (by any path); and the list's filter t
 finds the cases to review. The admin speaks Chinese by default: so do these tests."""
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import connection
-from django.test import Client
 
 from caselibrary.models import CaseLibrary, CaseMerge
 from caselibrary.services.index import case_index_build
+from tests.admin_pages import member_of
 from tests.near_duplicates import near_duplicate_pair
 
 pytestmark = pytest.mark.django_db
@@ -31,14 +29,6 @@ def merged(admin_client, pair):  # type: ignore[no-untyped-def]
     case_index_build()
     assert CaseMerge.objects.filter(case_id=newer.pk).exists()
     return older, newer
-
-
-def member_of(group: str) -> Client:
-    user = get_user_model().objects.create_user(f"ops.{group}", is_staff=True)
-    user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def found_titles(api, query: str) -> list[str]:  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 
 from caselibrary.models import CaseLibrary, FaultCategory
-from tests.admin_pages import list_edit_post
+from tests.admin_pages import case_page_post, list_edit_post
 from tests.conftest import on_mysql
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
 
@@ -444,20 +444,8 @@ def test_the_read_only_case_page_shows_it_once_too(staff_client, auto_case) -> N
     assert page.count("UNIQUE-ANSWER-TEXT") == 1
 
 
-def post_case(client, case, **fields):  # type: ignore[no-untyped-def]
-    data = {
-        "title": case.title,
-        "fault_category": case.fault_category,
-        "error_code": case.error_code or "",
-        "root_cause": case.root_cause,
-        "solution": "",
-        **fields,
-    }
-    return client.post(f"{LIST}{case.pk}/change/", data)
-
-
 def test_saving_the_shared_text_unchanged_keeps_both_fields(admin_client, auto_case) -> None:
-    response = post_case(admin_client, auto_case, fault_category="DATABASE")
+    response = case_page_post(admin_client, auto_case, fault_category="DATABASE")
 
     assert response.status_code == 302
     auto_case.refresh_from_db()
@@ -467,7 +455,7 @@ def test_saving_the_shared_text_unchanged_keeps_both_fields(admin_client, auto_c
 
 
 def test_editing_the_shared_text_edits_cause_and_solution_together(admin_client, auto_case) -> None:
-    response = post_case(admin_client, auto_case, root_cause="连接池太小")
+    response = case_page_post(admin_client, auto_case, root_cause="连接池太小")
 
     assert response.status_code == 302
     auto_case.refresh_from_db()
@@ -475,7 +463,7 @@ def test_editing_the_shared_text_edits_cause_and_solution_together(admin_client,
 
 
 def test_writing_a_solution_of_its_own_splits_the_text(admin_client, auto_case) -> None:
-    response = post_case(admin_client, auto_case, solution="扩容连接池到 200")
+    response = case_page_post(admin_client, auto_case, solution="扩容连接池到 200")
 
     assert response.status_code == 302
     auto_case.refresh_from_db()

@@ -2,11 +2,10 @@
 `faultCategory` carries in the API and in imports."""
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 
 from caselibrary.models import FaultCategory
+from tests.admin_pages import member_of
 from tests.factories import FaultCategoryFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -20,11 +19,7 @@ REFUSED = (
 
 @pytest.fixture
 def curator() -> Client:
-    user = get_user_model().objects.create_user("ops.curator", is_staff=True)
-    user.groups.add(Group.objects.get(name="curator"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return member_of("curator")
 
 
 def add(client: Client, code: str):  # type: ignore[no-untyped-def]

@@ -5,12 +5,11 @@ import json
 
 import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from caselibrary.models import CaseLibrary
+from tests.admin_pages import member_of
 from tests.factories import CaseLibraryFactory, FaultCategoryFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -26,12 +25,7 @@ def _taxonomy() -> None:
 
 @pytest.fixture
 def curator() -> Client:
-    user = get_user_model().objects.create_user("ops.curator", is_staff=True)
-    user.groups.add(Group.objects.get(name="curator"))
-    client = Client()
-    client.force_login(user)
-    client.user = user
-    return client
+    return member_of("curator")
 
 
 def jsonl(*rows: dict) -> bytes:

@@ -10,6 +10,7 @@ from django.test import Client
 
 from caselibrary.models import CaseLibrary
 from feedback.models import BadCaseReview, FeedbackEntry
+from tests.admin_pages import member_of
 from tests.factories import (
     CaseLibraryFactory,
     DiagnosisSessionFactory,
@@ -22,15 +23,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")
 BAD_CASES = "/admin/feedback/badcase/"
 CASES = "/admin/caselibrary/caselibrary/"
 SESSIONS = "/admin/diagnosis/diagnosissession/"
-
-
-def member_of(group: str) -> Client:
-    user = get_user_model().objects.create_user(f"ops.{group}", is_staff=True)
-    user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    client.user = user
-    return client
 
 
 def actions(client: Client, url: str) -> set[str]:

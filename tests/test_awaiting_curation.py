@@ -11,7 +11,7 @@ from caselibrary.models import CaseLibrary
 from caselibrary.selectors import case_structuring_accuracy
 from caselibrary.services.proposals import cases_structure_new
 from feedback.services import feedback_submit
-from tests.admin_pages import list_edit_post
+from tests.admin_pages import case_page_post, list_edit_post
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -46,17 +46,7 @@ def awaiting_in_tile(client) -> int:  # type: ignore[no-untyped-def]
 
 
 def save_on_the_case_page(client, case: CaseLibrary, **fields: str):  # type: ignore[no-untyped-def]
-    """The case page's form as the browser posts it: a `useful` case's answer is its root
-    cause and its solution, shown once (the solution field left empty)."""
-    data = {
-        "title": case.title,
-        "fault_category": case.fault_category,
-        "error_code": case.error_code or "",
-        "root_cause": case.root_cause,
-        "solution": "",
-        **fields,
-    }
-    response = client.post(f"{LIST}{case.pk}/change/", data)
+    response = case_page_post(client, case, **fields)
     assert response.status_code == 302
     return response
 
