@@ -99,17 +99,24 @@ def _checked(**given: str) -> FeedbackBody:
     """What /api/feedback takes of these values, as its body's rules take them (NUL
     characters dropped); a value it refuses is a ValidationError in its words, keyed by
     the argument, before anything is read."""
-    body: dict[str, object] = {"sessionId": "s", "feedback": Feedback.USEFUL.value}
+    # An empty reason, comment or correction is none, as null is in a body.
+    body = {
+        key: None if key not in ("sessionId", "feedback") and given[name] == "" else given[name]
+        for name, key in _BODY_KEYS
+    }
+    try:
+        return feedback_body_from(body)
+    except InvalidFeedbackBody:
+        pass
+    # Refused: one argument more at a time, the first one refused names the problem.
+    partial: dict[str, object] = {"sessionId": "s", "feedback": Feedback.USEFUL.value}
     for name, key in _BODY_KEYS:
-        # One argument more each time: the first one refused names the problem. An empty
-        # reason, comment or correction is none, as null is in a body.
-        optional = key not in ("sessionId", "feedback")
-        body[key] = None if optional and given[name] == "" else given[name]
+        partial[key] = body[key]
         try:
-            checked = feedback_body_from(body)
+            feedback_body_from(partial)
         except InvalidFeedbackBody as problem:
             raise ValidationError({name: [str(problem)]}) from None
-    return checked
+    raise AssertionError("a body refused whole is refused by one of its parts")
 
 
 _BODY_KEYS = (
