@@ -21,10 +21,10 @@ from caselibrary.services.cases import case_create_manual, case_update, cases_de
 from caselibrary.services.index import (
     INDEXER_LEASE_SECONDS,
     case_index_build,
-    case_index_pending,
     case_indexer_run,
     cases_mark_for_reindex,
 )
+from caselibrary.services.index_pass import case_index_pending
 from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
 

@@ -19,12 +19,11 @@ from caselibrary.passages import INDEXED_CHARS, case_plan
 from caselibrary.selectors import cases_find
 from caselibrary.services.cases import case_update
 from caselibrary.services.index import (
-    EMBED_CHUNK,
     INDEXER_RUN_SECONDS,
     case_index_build,
-    case_index_pending,
     indexer_run_seconds,
 )
+from caselibrary.services.index_pass import EMBED_CHUNK, case_index_pending
 from feedback.services import feedback_submit
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 
@@ -127,7 +126,7 @@ def test_a_case_that_cannot_be_indexed_is_logged_told_and_left_out_while_the_res
     good = CaseLibraryFactory(title="DNS 解析超时", solution="换用本地缓存")
     out = io.StringIO()
 
-    with caplog.at_level(logging.ERROR, logger="caselibrary.services.index"):
+    with caplog.at_level(logging.ERROR, logger="caselibrary.services.index_pass"):
         call_command("case_index", "--build", stdout=out)
 
     assert [r.case_id for r in caplog.records if r.levelno == logging.ERROR] == [bad.case_id]

@@ -7,7 +7,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from caselibrary.models import CaseChange
-from caselibrary.services.index import case_index_build, case_index_pending
+from caselibrary.services.index import case_index_build
+from caselibrary.services.index_pass import case_index_pending
 from tests.factories import CaseLibraryFactory
 from tests.search_quality.evaluate import case_id_of, index_library, load_library
 

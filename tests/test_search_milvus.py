@@ -305,7 +305,7 @@ def test_a_search_with_the_milvus_server_down_answers_by_exact_code_and_says_it_
     milvus_search, api, settings, monkeypatch, caplog
 ) -> None:
     from caselibrary.services.cases import case_create_manual
-    from caselibrary.services.index import case_index_pending
+    from caselibrary.services.index_pass import case_index_pending
 
     case = case_create_manual(
         created_by="ops.curator",
@@ -339,7 +339,7 @@ def test_a_case_the_milvus_server_refused_is_indexed_once_the_server_answers_aga
     from caselibrary.models import CaseChange
     from caselibrary.search_backends import base
     from caselibrary.services.cases import case_create_manual
-    from caselibrary.services.index import case_index_pending
+    from caselibrary.services.index_pass import case_index_pending
 
     case = case_create_manual(
         created_by="ops.curator",

@@ -4,7 +4,7 @@ searches."""
 
 import pytest
 
-from caselibrary.services.index import case_index_pending
+from caselibrary.services.index_pass import case_index_pending
 from tests.factories import CaseLibraryFactory
 from tests.processes import ROOT, child_env, post_json, start_gunicorn, stop_group, wait_for
 

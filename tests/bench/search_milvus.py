@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-BATCH_CASES = 64  # caselibrary.services.index.INDEX_BATCH: cases per indexer pass
+BATCH_CASES = 64  # caselibrary.services.index_pass.INDEX_BATCH: cases per indexer pass
 DEPTH = 50  # settings.CASE_SEARCH_DEPTH: passages each ranking contributes
 
 
