@@ -52,6 +52,18 @@ class AnsweredOutageFilter(logging.Filter):
         return not (getattr(record, "status_code", None) == 503 and hasattr(request, "outage"))
 
 
+class ClientErrorFilter(logging.Filter):
+    """Drops the traceback of Django's line for a request it refused with a 4xx (a page
+    the user may not open, a host not allowed): the line says what was refused; the
+    traceback only where Django raised it, dozens of lines a refusal."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if 400 <= (getattr(record, "status_code", None) or 0) < 500:
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class SessionContextFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "session_id", None) is None:

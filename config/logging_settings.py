@@ -14,6 +14,7 @@ def logging_settings(*, level: str, log_format: str, queue_level: str) -> dict[s
         "filters": {
             "session": {"()": "config.logging.SessionContextFilter"},
             "answered_outage": {"()": "config.logging.AnsweredOutageFilter"},
+            "client_error": {"()": "config.logging.ClientErrorFilter"},
         },
         "formatters": {
             "json": {"()": "config.logging.JsonFormatter"},
@@ -26,7 +27,9 @@ def logging_settings(*, level: str, log_format: str, queue_level: str) -> dict[s
             "console": {
                 "class": "logging.StreamHandler",
                 "formatter": log_format,
-                "filters": ["session"],
+                # A request refused with a 4xx (django.request, django.security.*) is one
+                # line, without the traceback of where Django raised the refusal.
+                "filters": ["session", "client_error"],
             }
         },
         "root": {"handlers": ["console"], "level": level},

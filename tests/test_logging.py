@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 
-from config.logging import JsonFormatter, SessionContextFilter
+from config.logging import JsonFormatter
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +27,10 @@ def json_lines():  # type: ignore[no-untyped-def]
 
     handler = Collect(level=logging.DEBUG)
     handler.setFormatter(JsonFormatter())
-    handler.addFilter(SessionContextFilter())
+    # The filters of the handler that prints the lines (config/logging_settings.py).
+    [console] = [h for h in logging.getLogger().handlers if h.name == "console"]
+    for line_filter in console.filters:
+        handler.addFilter(line_filter)
     root = logging.getLogger()
     previous = root.level
     root.addHandler(handler)
@@ -127,3 +132,42 @@ def test_a_line_of_djangos_own_is_printed_once_and_as_loud_as_log_level_allows(
 
     printed = [line for line in result.stderr.splitlines() if "Watching" in line]
     assert [line.split(" ", 2)[2] for line in printed] == lines
+
+
+def test_a_page_refused_to_a_staff_user_is_one_line_without_a_traceback(json_lines) -> None:
+    user = get_user_model().objects.create_user("ops.nobody", is_staff=True)
+    client = Client()
+    client.force_login(user)
+
+    assert client.get("/admin/caselibrary/caselibrary/").status_code == 403
+
+    refused = [
+        entry
+        for entry in map(json.loads, json_lines)
+        if entry["logger"] == "django.request" and entry.get("status_code") == 403
+    ]
+    assert len(refused) == 1
+    assert refused[0]["message"] == "Forbidden (Permission denied): /admin/caselibrary/caselibrary/"
+    assert refused[0]["level"] == "WARNING"
+    assert "exception" not in refused[0]
+
+
+def test_a_server_error_keeps_its_traceback(json_lines, settings) -> None:
+    logger = logging.getLogger("django.request")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        logger.error("Internal Server Error: /x", exc_info=True, extra={"status_code": 500})
+
+    [entry] = [json.loads(line) for line in json_lines if "Internal Server Error" in line]
+    assert "RuntimeError: boom" in entry["exception"]
+
+
+def test_a_host_not_allowed_is_one_line_without_a_traceback(json_lines) -> None:
+    assert Client().get("/api/sessions", HTTP_HOST="evil.example").status_code == 400
+
+    [entry] = [
+        json.loads(line) for line in json_lines if "django.security" in json.loads(line)["logger"]
+    ]
+    assert "evil.example" in entry["message"]
+    assert "exception" not in entry
