@@ -1,9 +1,10 @@
 """From OpenTelemetry spans to sessions, timeline rows and tool-invocation facts.
 
-One module holds the whole mapping (docs/otlp.md has it as a table). Three span dialects
-are read: the OpenTelemetry GenAI conventions (pydantic-ai and others: `invoke_agent`,
-`chat`, `execute_tool`), OpenInference (`openinference.span.kind` AGENT / LLM / TOOL /
-RETRIEVER ...) and Spring AI's observations (`spring.ai.tool.definition.name`).
+This module holds the mapping (docs/otlp.md has it as a table), but for the question and
+the answer read from message attributes (`otlp_messages`). Three span dialects are read:
+the OpenTelemetry GenAI conventions (pydantic-ai and others: `invoke_agent`, `chat`,
+`execute_tool`), OpenInference (`openinference.span.kind` AGENT / LLM / TOOL / RETRIEVER
+...) and Spring AI's observations (`spring.ai.tool.definition.name`).
 
 `spans_read()` turns a decoded request into SpanRecords (texts redacted, long values
 cut) and the reasons for the spans it rejects; `tool_facts_body()` turns a tool span into
@@ -13,7 +14,7 @@ validator the REST API uses (diagnosis.serializers.tool_invocation_checked).
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from diagnosis.models import LevelRule, SpanRole, ToolCatalogEntry, ToolKind
+from diagnosis.otlp_messages import answer_of, json_or_none, question_of
 
 # Where the session id is read, first found wins; the trace id when none is set.
 SESSION_ATTRIBUTES = (
@@ -309,7 +311,7 @@ def _documents(attributes: Mapping[str, Any], result: str) -> int | None:
     indexes = _document_indexes(attributes)
     if indexes:
         return len(indexes)
-    parsed = _json(result) if result else None
+    parsed = json_or_none(result) if result else None
     if isinstance(parsed, list):
         return len([item for item in parsed if item not in (None, "", [], {})])
     if isinstance(parsed, dict):
@@ -317,89 +319,6 @@ def _documents(attributes: Mapping[str, Any], result: str) -> int | None:
             if isinstance(parsed.get(key), list):
                 return len(parsed[key])
     return None
-
-
-# --- Question and answer ----------------------------------------------------------------
-
-
-def question_of(attributes: Mapping[str, Any]) -> str | None:
-    """The user's first message in a span's input, in any dialect this module reads."""
-    for key in ("gen_ai.input.messages", "pydantic_ai.all_messages"):
-        text = _message_text(attributes.get(key), role="user", first=True)
-        if text:
-            return text
-    for index in range(0, 50):
-        role = attributes.get(f"llm.input_messages.{index}.message.role")
-        if role is None:
-            break
-        if role == "user":
-            content = attributes.get(f"llm.input_messages.{index}.message.content")
-            if content:
-                return str(content)
-    value = attributes.get("input.value") or attributes.get("gen_ai.prompt")
-    if isinstance(value, str) and value:
-        parsed = _json(value)
-        if isinstance(parsed, list):
-            return _message_text(parsed, role="user", first=True)
-        if attributes.get("openinference.span.kind") in ("AGENT", "CHAIN", None):
-            return value
-    return None
-
-
-def answer_of(attributes: Mapping[str, Any]) -> str | None:
-    """The assistant's final text in a span's output."""
-    final = attributes.get("final_result")
-    if isinstance(final, str) and final:
-        return final
-    text = _message_text(attributes.get("gen_ai.output.messages"), role="assistant", first=False)
-    if text:
-        return text
-    content = attributes.get("llm.output_messages.0.message.content")
-    if content:
-        return str(content)
-    value = attributes.get("output.value") or attributes.get("gen_ai.completion")
-    if isinstance(value, str) and value:
-        parsed = _json(value)
-        if isinstance(parsed, list):
-            return _message_text(parsed, role="assistant", first=False)
-        return value
-    return None
-
-
-def _json(text: str) -> Any:
-    """`text` parsed as JSON, or None when it is not JSON (or nested past what the parser
-    follows: the text is the caller's, a question or a tool's result)."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _message_text(messages: Any, *, role: str, first: bool) -> str | None:
-    if isinstance(messages, str):
-        messages = _json(messages)
-    if not isinstance(messages, list):
-        return None
-    found = None
-    for message in messages:
-        if not isinstance(message, dict) or message.get("role") != role:
-            continue
-        text = "".join(_parts_text(message))
-        if text:
-            if first:
-                return text
-            found = text
-    return found
-
-
-def _parts_text(message: Mapping[str, Any]) -> Iterator[str]:
-    content = message.get("content")
-    if isinstance(content, str):
-        yield content
-    parts = message.get("parts")
-    for part in parts if isinstance(parts, list) else []:
-        if isinstance(part, dict) and part.get("type") == "text" and part.get("content"):
-            yield str(part["content"])
 
 
 # --- Tool facts -------------------------------------------------------------------------

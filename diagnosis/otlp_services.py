@@ -29,7 +29,8 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
-from diagnosis.otlp_mapping import SpanRecord, answer_of, question_of, tool_facts_body
+from diagnosis.otlp_mapping import SpanRecord, tool_facts_body
+from diagnosis.otlp_messages import answer_of, question_of
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 

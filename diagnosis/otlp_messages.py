@@ -1,0 +1,87 @@
+"""The user's question and the agent's answer in a span's attributes, in each message
+dialect the OTLP mapping reads (the GenAI conventions' message lists, pydantic-ai's,
+OpenInference's flattened `llm.*_messages`, and plain `input.value` / `output.value`)."""
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+def question_of(attributes: Mapping[str, Any]) -> str | None:
+    """The user's first message in a span's input, in any dialect this module reads."""
+    for key in ("gen_ai.input.messages", "pydantic_ai.all_messages"):
+        text = _message_text(attributes.get(key), role="user", first=True)
+        if text:
+            return text
+    for index in range(0, 50):
+        role = attributes.get(f"llm.input_messages.{index}.message.role")
+        if role is None:
+            break
+        if role == "user":
+            content = attributes.get(f"llm.input_messages.{index}.message.content")
+            if content:
+                return str(content)
+    value = attributes.get("input.value") or attributes.get("gen_ai.prompt")
+    if isinstance(value, str) and value:
+        parsed = json_or_none(value)
+        if isinstance(parsed, list):
+            return _message_text(parsed, role="user", first=True)
+        if attributes.get("openinference.span.kind") in ("AGENT", "CHAIN", None):
+            return value
+    return None
+
+
+def answer_of(attributes: Mapping[str, Any]) -> str | None:
+    """The assistant's final text in a span's output."""
+    final = attributes.get("final_result")
+    if isinstance(final, str) and final:
+        return final
+    text = _message_text(attributes.get("gen_ai.output.messages"), role="assistant", first=False)
+    if text:
+        return text
+    content = attributes.get("llm.output_messages.0.message.content")
+    if content:
+        return str(content)
+    value = attributes.get("output.value") or attributes.get("gen_ai.completion")
+    if isinstance(value, str) and value:
+        parsed = json_or_none(value)
+        if isinstance(parsed, list):
+            return _message_text(parsed, role="assistant", first=False)
+        return value
+    return None
+
+
+def json_or_none(text: str) -> Any:
+    """`text` parsed as JSON, or None when it is not JSON (or nested past what the parser
+    follows: the text is the caller's, a question or a tool's result)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _message_text(messages: Any, *, role: str, first: bool) -> str | None:
+    if isinstance(messages, str):
+        messages = json_or_none(messages)
+    if not isinstance(messages, list):
+        return None
+    found = None
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != role:
+            continue
+        text = "".join(_parts_text(message))
+        if text:
+            if first:
+                return text
+            found = text
+    return found
+
+
+def _parts_text(message: Mapping[str, Any]) -> Iterator[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+    parts = message.get("parts")
+    for part in parts if isinstance(parts, list) else []:
+        if isinstance(part, dict) and part.get("type") == "text" and part.get("content"):
+            yield str(part["content"])
