@@ -2,6 +2,7 @@
 saved on its page does: who imported it, from which file."""
 
 import json
+import uuid
 
 import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
@@ -16,6 +17,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")
 
 IMPORT = "/admin/caselibrary/caselibrary/import/"
 CASES = "/admin/caselibrary/caselibrary/"
+KEPT, MERGED, ORPHAN, MISSING = (str(uuid.UUID(int=n)) for n in range(1, 5))
 
 
 @pytest.fixture(autouse=True)
@@ -96,4 +98,90 @@ def test_a_file_with_a_bad_row_logs_nothing(curator) -> None:
 
     assert response.status_code == 400
     assert not CaseLibrary.objects.exists()
+    assert not LogEntry.objects.exists()
+
+
+def merge_entries(case: CaseLibrary) -> list[tuple[int, str, str]]:
+    return [entry for entry in history(case) if entry[2].startswith("Merged")]
+
+
+def test_a_merge_an_import_records_is_in_the_history_of_both_cases(curator) -> None:
+    response = import_file(
+        curator,
+        jsonl(
+            row("订单库锁等待", caseId=MERGED, mergedInto=KEPT), row("订单库锁超时", caseId=KEPT)
+        ),
+    )
+
+    assert "2 case(s) created, 0 updated, 0 unchanged, 1 merged." in text(response)
+    kept, merged = CaseLibrary.objects.get(pk=KEPT), CaseLibrary.objects.get(pk=MERGED)
+    assert history(kept) == [
+        (ADDITION, "ops.curator", "Added by importing cases.jsonl."),
+        (
+            CHANGE,
+            "ops.curator",
+            f"Merged “订单库锁等待” ({MERGED}) into this case by importing cases.jsonl.",
+        ),
+    ]
+    assert history(merged) == [
+        (ADDITION, "ops.curator", "Added by importing cases.jsonl."),
+        (CHANGE, "ops.curator", f"Merged into “订单库锁超时” ({KEPT}) by importing cases.jsonl."),
+    ]
+    page = text(curator.get(f"{CASES}{merged.pk}/history/"))
+    assert f"Merged into “订单库锁超时” ({KEPT}) by importing cases.jsonl." in page
+
+
+def test_a_merge_of_two_unchanged_cases_is_the_only_entry_the_import_logs(curator) -> None:
+    kept = CaseLibraryFactory(title="原件", root_cause="根因", solution="处理")
+    merged = CaseLibraryFactory(title="副本", root_cause="根因", solution="处理")
+    content = jsonl(
+        {
+            "caseId": merged.pk,
+            "title": "副本",
+            "rootCause": "根因",
+            "solution": "处理",
+            "mergedInto": kept.pk,
+        },
+        {"caseId": kept.pk, "title": "原件", "rootCause": "根因", "solution": "处理"},
+    )
+
+    response = import_file(curator, content, name="merges.jsonl")
+
+    assert "0 case(s) created, 0 updated, 2 unchanged, 1 merged." in text(response)
+    assert history(kept) == [
+        (
+            CHANGE,
+            "ops.curator",
+            f"Merged “副本” ({merged.pk}) into this case by importing merges.jsonl.",
+        )
+    ]
+    assert history(merged) == [
+        (CHANGE, "ops.curator", f"Merged into “原件” ({kept.pk}) by importing merges.jsonl.")
+    ]
+
+
+def test_a_merge_already_recorded_or_not_recorded_logs_no_merge(curator) -> None:
+    content = jsonl(
+        row("副本", caseId=MERGED, mergedInto=KEPT),
+        row("原件", caseId=KEPT),
+        row("孤儿", caseId=ORPHAN, mergedInto=MISSING),
+    )
+    import_file(curator, content)
+
+    response = import_file(curator, content)
+
+    assert "0 case(s) created, 0 updated, 3 unchanged." in text(response)
+    assert len(merge_entries(CaseLibrary.objects.get(pk=KEPT))) == 1
+    assert len(merge_entries(CaseLibrary.objects.get(pk=MERGED))) == 1
+    assert merge_entries(CaseLibrary.objects.get(pk=ORPHAN)) == []
+
+
+def test_a_dry_run_with_a_merge_logs_nothing(curator) -> None:
+    response = import_file(
+        curator,
+        jsonl(row("副本", caseId=MERGED, mergedInto=KEPT), row("原件", caseId=KEPT)),
+        dry_run="on",
+    )
+
+    assert "1 would be merged" in text(response)
     assert not LogEntry.objects.exists()

@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -132,7 +133,8 @@ class CaseImportMixin:
 
 def _log_history(request: HttpRequest, outcome: FileOutcome) -> None:
     """Each case the file created or changed gets its entry in the admin history, naming
-    the operator and the file (as the add form and the list's edits do)."""
+    the operator and the file (as the add form and the list's edits do), and each merge
+    it recorded one on either case (as the admin's merge does)."""
     created = dict.fromkeys(case_id for result, case_id in outcome.cases if result == "created")
     updated = dict.fromkeys(
         case_id
@@ -151,6 +153,33 @@ def _log_history(request: HttpRequest, outcome: FileOutcome) -> None:
                 action_flag=flag,
                 change_message=message % {"file": outcome.source},
             )
+    _log_merges(request, outcome)
+
+
+def _log_merges(request: HttpRequest, outcome: FileOutcome) -> None:
+    content_type = ContentType.objects.get_for_model(CaseLibrary, for_concrete_model=False)
+    into_this = _g("Merged “%(title)s” (%(id)s) into this case by importing %(file)s.")
+    into_other = _g("Merged into “%(title)s” (%(id)s) by importing %(file)s.")
+    for start in range(0, len(outcome.merges), LOG_BATCH):
+        batch = outcome.merges[start : start + LOG_BATCH]
+        ids = {case_id for pair in batch for case_id in pair}
+        cases = CaseLibrary.objects.filter(pk__in=ids).only("pk", "title").in_bulk()
+        entries = []
+        for merged_id, kept_id in batch:
+            kept, merged = cases[kept_id], cases[merged_id]
+            for case, message, other in ((kept, into_this, merged), (merged, into_other, kept)):
+                entries.append(
+                    LogEntry(
+                        user_id=request.user.pk,
+                        content_type=content_type,
+                        object_id=str(case.pk),
+                        object_repr=str(case)[:200],
+                        action_flag=CHANGE,
+                        change_message=message
+                        % {"title": other.title, "id": other.pk, "file": outcome.source},
+                    )
+                )
+        LogEntry.objects.bulk_create(entries)
 
 
 def _declared_length(request: HttpRequest) -> int:

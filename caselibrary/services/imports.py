@@ -9,8 +9,9 @@ is known by its path from the working directory (its content hash says whether i
 changed), a row by its `caseId` when it has one, else by its file's path and the row's
 content hash. A row's `mergedInto` is recorded once every row of its file is written
 (the case it names may come later): its case merged into that one, as an operator's merge
-does, the file saying which is kept; a row whose merge cannot be recorded is imported as
-a case of its own (a case already merged elsewhere stays so), told for its row.
+does, the file saying which is kept (caselibrary/services/import_merges.py); a row whose
+merge cannot be recorded is imported as a case of its own (a case already merged elsewhere
+stays so), told for its row.
 `dry_run` does every check and every write, then rolls back.
 What goes wrong is told in the active language: the admin's, or LANGUAGE_CODE for
 `import_cases` (Django runs a command in it).
@@ -41,13 +42,12 @@ from caselibrary.models import (
     GENERAL_CATEGORY,
     CaseImportSource,
     CaseLibrary,
-    CaseMerge,
     FaultCategory,
     SourceType,
 )
 from caselibrary.runbooks import ERROR_CODE_MAX_LENGTH, Runbook, RunbookError, parse_runbook
 from caselibrary.services.cases import case_update
-from caselibrary.services.duplicates import case_merge_into
+from caselibrary.services.import_merges import MergeClaim, case_merges_claimed
 from caselibrary.services.index import case_index_request, case_index_requests_deferred
 from config import metrics
 
@@ -61,12 +61,16 @@ class FileOutcome:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
-    merged: int = 0
     cases: list[tuple[str, str]] = field(default_factory=list)  # each row's result, case id
+    merges: list[tuple[str, str]] = field(default_factory=list)  # merged case, kept case
     # What is wrong with the file, each with its line: nothing of it was imported.
     problems: list[str] = field(default_factory=list)
     # The rows whose merge was not recorded, each with its line and why.
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def merged(self) -> int:
+        return len(self.merges)
 
 
 @dataclass
@@ -179,7 +183,7 @@ def cases_import_file(
         # What an earlier release knew the file by (its name, or its path within the
         # folder imported) is read when the key finds nothing.
         keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
-    claims: list[tuple[_Keyed, str, str]] = []  # the rows naming a case to merge into
+    claims: list[MergeClaim] = []  # the rows naming a case to merge into
     notes = CaseFileProblems(source)
     with transaction.atomic():
         with case_index_requests_deferred():  # asked once for the file, below
@@ -192,9 +196,12 @@ def cases_import_file(
                 setattr(outcome, result, getattr(outcome, result) + 1)
                 outcome.cases.append((result, case_id))
                 if item.record.merged_into:
-                    claims.append((item, case_id, item.record.merged_into))
+                    into = item.record.merged_into
+                    claims.append(MergeClaim(item.name, item.record.line, case_id, into))
             if claims and not problems:
-                outcome.merged = _merge(claims, notes, by=created_by)
+                outcome.merges = case_merges_claimed(
+                    claims=claims, notes=notes, updated_by=created_by
+                )
         if problems or dry_run:
             transaction.set_rollback(True)
         elif outcome.created or outcome.updated or outcome.merged:
@@ -203,51 +210,6 @@ def cases_import_file(
         return FileOutcome(source=source, problems=problems.messages())
     outcome.notes = notes.messages()
     return outcome
-
-
-def _merge(claims: list[tuple[_Keyed, str, str]], notes: CaseFileProblems, *, by: str) -> int:
-    """Merge each row's case into the case it names (`claims`: the row, its case, the
-    case named), the file's rows all written; how many were merged. A row whose merge is
-    not recorded is told in `notes`: a case already merged into another case than its row
-    names keeps that merge; one naming itself, or a case that does not exist, or a case
-    merged itself (in the library, or by a row of the file, whatever their order), is a
-    case of its own."""
-    claimed = {case_id: into for _, case_id, into in claims if into != case_id}
-    named = set(claimed.values())
-    present = set(CaseLibrary.objects.filter(case_id__in=named).values_list("case_id", flat=True))
-    merges = CaseMerge.objects.filter(case_id__in=named | set(claimed))
-    merged_into = dict(merges.values_list("case_id", "merged_into"))
-    stays = _("the row's case stays a case of its own")
-    merged = 0
-    for item, case_id, into in claims:
-        kept, further = merged_into.get(case_id), merged_into.get(into) or claimed.get(into)
-        if kept == into:
-            continue  # merged so already: the same file imported again
-        if kept is not None:
-            told = _(
-                'the case is already merged into "%(kept)s", not "%(case)s"; that merge is kept'
-            )
-            told %= {"kept": kept, "case": into}
-        elif into == case_id:
-            told = join_problems([_("names the row's own case"), stays])
-        elif into not in present:
-            told = join_problems([_('no case "%(case)s" after the import') % {"case": into}, stays])
-        elif further is not None:
-            itself = _('case "%(case)s" is itself merged into "%(into)s"')
-            told = join_problems([itself % {"case": into, "into": further}, stays])
-        else:
-            try:
-                case_merge_into(case_id=case_id, kept_id=into, updated_by=by)
-            except ValidationError as exc:  # merged meanwhile, by another hand
-                told = join_problems([*exc.messages, stays])
-            else:
-                merged += 1
-                # As the merge did: the cases merged into this one are now merged into `into`.
-                merged_into = {c: into if k == case_id else k for c, k in merged_into.items()}
-                merged_into[case_id] = into
-                continue
-        notes.add(CaseFileError(item.name, item.record.line, f"mergedInto: {told}"))
-    return merged
 
 
 def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[_Keyed], CaseFileProblems]:
