@@ -12,9 +12,9 @@ from typing import TypedDict
 
 SOURCE_RULE = "rule"
 # The rule set's version, stamped in every result (`rules_version`, after the contract's
-# keys). Bump it with any change to STOP_RULES or RULES: `rescore --outdated` then rescores
-# exactly the sessions an older set scored (tests/test_rules.py fails on a change without
-# a bump).
+# keys). Bump it with any change to STOP_RULES, RULES or the counting that feeds them (the
+# fact columns in evaluation/selectors.py): `rescore --outdated` then rescores exactly the
+# sessions an older set scored (tests/test_rules.py fails on a change without a bump).
 RULES_VERSION = 1
 SCORE_MIN = 0
 SCORE_MAX = 100
@@ -29,10 +29,12 @@ MATCH_L0 = "L0"
 MATCH_L1 = "L1"
 MATCH_NONE = "NONE"
 
-_SESSION_STATUSES = frozenset({SESSION_SUCCESS, SESSION_FAILED})
-_INVOCATION_STATUSES = frozenset({INVOCATION_SUCCESS, INVOCATION_FAILED})
-_KINDS = frozenset({KIND_RETRIEVAL, KIND_OTHER})
-_MATCH_LEVELS = frozenset({MATCH_L0, MATCH_L1, MATCH_NONE, None})
+# The values the rules know, which are the models' choices (diagnosis.models; for sessions,
+# the finished statuses): tests/test_scoring_counts.py fails when the two differ.
+SESSION_STATUSES = frozenset({SESSION_SUCCESS, SESSION_FAILED})
+INVOCATION_STATUSES = frozenset({INVOCATION_SUCCESS, INVOCATION_FAILED})
+KINDS = frozenset({KIND_RETRIEVAL, KIND_OTHER})
+MATCH_LEVELS = frozenset({MATCH_L0, MATCH_L1, MATCH_NONE, None})
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +74,11 @@ class InvocationFacts:
         """Count (status, kind, match_level) tuples the way the aggregate query does."""
         total = successful = retrieval = l0_hits = l1_hits = 0
         for status, kind, match_level in calls:
-            if status not in _INVOCATION_STATUSES:
+            if status not in INVOCATION_STATUSES:
                 raise ValueError(f"unknown invocation status: {status!r}")
-            if kind not in _KINDS:
+            if kind not in KINDS:
                 raise ValueError(f"unknown tool kind: {kind!r}")
-            if match_level not in _MATCH_LEVELS:
+            if match_level not in MATCH_LEVELS:
                 raise ValueError(f"unknown match level: {match_level!r}")
             total += 1
             retrieval += kind == KIND_RETRIEVAL
@@ -203,7 +205,7 @@ def evaluate(*, session_status: str, facts: InvocationFacts) -> Evaluation:
 
     Raises ValueError unless `session_status` is "SUCCESS" or "FAILED".
     """
-    if session_status not in _SESSION_STATUSES:
+    if session_status not in SESSION_STATUSES:
         raise ValueError(f"cannot evaluate a session with status {session_status!r}")
 
     for stop in STOP_RULES:

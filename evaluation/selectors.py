@@ -5,26 +5,49 @@ equivalent ORM aggregate cost ten times more than the database took to answer it
 table and column names are the original schema's, fixed by contract.
 """
 
+import hashlib
+import re
 from collections.abc import Collection
 
 from django.db import connection
 
-from diagnosis.models import DiagnosisSession
+from diagnosis.models import DiagnosisSession, InvocationStatus, MatchLevel, ToolKind
 from evaluation.opinion.base import OpinionSubject, ToolFact
-from evaluation.rules import InvocationFacts
+from evaluation.rules import InvocationFacts, rules_fingerprint
 
 NO_FACTS = InvocationFacts(total=0, successful=0, retrieval=0, l0_hits=0, l1_hits=0)
 
+
+def _choice_literal(choice: str) -> str:
+    """A model choice's value as an SQL string literal.
+
+    Choices are constants of the code, never input; the check keeps a quote, or a percent
+    sign the driver would read as a placeholder, out of the query text all the same.
+    """
+    value = str(choice)
+    if not re.fullmatch(r"[A-Za-z0-9_]+", value):
+        raise ValueError(f"not a plain choice value: {value!r}")
+    return f"'{value}'"
+
+
+_SUCCESS = _choice_literal(InvocationStatus.SUCCESS)
+_RETRIEVAL = _choice_literal(ToolKind.RETRIEVAL)
+_L0 = _choice_literal(MatchLevel.L0)
+_L1 = _choice_literal(MatchLevel.L1)
+# The counts InvocationFacts holds, in its field order. The values they compare with are
+# the models' choices, formatted in once at import: the database sees plain literals, the
+# same text as if written by hand. counting_fingerprint ties this text to RULES_VERSION.
 # COUNT(t.id) counts nothing on the LEFT JOIN's NULL row: a session without calls has 0.
-_FACT_COLUMNS = """
+_FACT_COLUMNS = f"""
     COUNT(t.id),
-    COUNT(CASE WHEN t.status = 'SUCCESS' THEN 1 END),
-    COUNT(CASE WHEN t.kind = 'retrieval' THEN 1 END),
-    COUNT(CASE WHEN t.status = 'SUCCESS' AND t.match_level = 'L0' THEN 1 END),
-    COUNT(CASE WHEN t.status = 'SUCCESS' AND t.match_level = 'L1' THEN 1 END)
+    COUNT(CASE WHEN t.status = {_SUCCESS} THEN 1 END),
+    COUNT(CASE WHEN t.kind = {_RETRIEVAL} THEN 1 END),
+    COUNT(CASE WHEN t.status = {_SUCCESS} AND t.match_level = {_L0} THEN 1 END),
+    COUNT(CASE WHEN t.status = {_SUCCESS} AND t.match_level = {_L1} THEN 1 END)
 """
 
-# Only constant fragments are formatted in; values always go as parameters.
+# Only constant fragments are formatted in (the choices above are constants too); values
+# always go as parameters.
 _ONE_SESSION = f"""
     SELECT s.status, {_FACT_COLUMNS}
     FROM diagnosis_session s
@@ -46,6 +69,17 @@ def _facts(counts: tuple) -> InvocationFacts:
     return InvocationFacts(
         total=total, successful=successful, retrieval=retrieval, l0_hits=l0_hits, l1_hits=l1_hits
     )
+
+
+def counting_fingerprint() -> str:
+    """A digest of the rules together with the counting that feeds them.
+
+    The rules' own digest (rules_fingerprint) and the query's fact columns as the database
+    runs them, whitespace aside: a change to either changes it, and tests/test_rules.py
+    then asks for a new RULES_VERSION.
+    """
+    counting = " ".join(_FACT_COLUMNS.split())
+    return hashlib.sha256(f"{rules_fingerprint()}\n{counting}".encode()).hexdigest()
 
 
 def session_statuses(*, session_ids: Collection[str]) -> list[tuple[str, str]]:

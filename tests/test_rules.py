@@ -1,20 +1,21 @@
 import json
+import re
+from itertools import product
 
 import pytest
+from django.db.models import TextChoices
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from diagnosis.models import InvocationStatus, MatchLevel, ToolKind
 from evaluation.rules import (
     RULES,
     RULES_VERSION,
-    SCORE_MAX,
-    SCORE_MIN,
-    SOURCE_RULE,
     STOP_RULES,
     InvocationFacts,
     evaluate,
-    rules_fingerprint,
 )
+from evaluation.selectors import counting_fingerprint
 
 # The contract's keys in the contract's order, then the rule set's version.
 RESULT_KEYS = ["evidence_score", "source", "factors", "rules_version"]
@@ -255,14 +256,38 @@ def test_facts_that_are_not_ints_raise_type_error(value):
         InvocationFacts(total=value, successful=0, retrieval=0, l0_hits=0, l1_hits=0)
 
 
+# (status, kind, match_level): each position's model choices.
+CALL_CHOICES = (InvocationStatus, ToolKind, MatchLevel)
+CALL_FIELDS = ("invocation status", "tool kind", "match level")
+
+
+def near_misses(choices: type[TextChoices]) -> list[str]:
+    """Values a caller could take for one of `choices` that are none of them."""
+    values = set(choices.values)
+    near = {value.swapcase() for value in values} | {f"{value}_x" for value in values} | {""}
+    return sorted(near - values)
+
+
 @pytest.mark.parametrize(
-    "call",
-    [("success", "retrieval", None), ("SUCCESS", "search", None), ("SUCCESS", "retrieval", "L2")],
-    ids=["lowercase_status", "unknown_kind", "unknown_match_level"],
+    ("position", "value"),
+    [
+        pytest.param(position, value, id=f"{CALL_FIELDS[position]} {value!r}")
+        for position, choices in enumerate(CALL_CHOICES)
+        for value in near_misses(choices)
+    ],
 )
-def test_from_calls_rejects_values_outside_the_model_choices(call):
-    with pytest.raises(ValueError):
-        InvocationFacts.from_calls([call])
+def test_from_calls_rejects_values_outside_the_model_choices(position, value):
+    call = [choices.values[0] for choices in CALL_CHOICES]
+    call[position] = value
+
+    with pytest.raises(ValueError, match=re.escape(f"unknown {CALL_FIELDS[position]}: {value!r}")):
+        InvocationFacts.from_calls([tuple(call)])
+
+
+def test_from_calls_accepts_every_combination_of_the_model_choices():
+    calls = list(product(InvocationStatus.values, ToolKind.values, [*MatchLevel.values, None]))
+
+    assert InvocationFacts.from_calls(calls).total == len(calls)
 
 
 def test_from_calls_counts_hits_on_successful_calls_only():
@@ -289,7 +314,6 @@ def test_rules_are_declared_as_data_in_evaluation_order():
         ("retrieval_no_hit", -10),
         ("all_tool_calls_failed", -20),
     ]
-    assert (SOURCE_RULE, SCORE_MIN, SCORE_MAX) == ("rule", 0, 100)
 
 
 # Properties over arbitrary sessions.
@@ -361,16 +385,18 @@ def test_any_session_fires_the_rules_its_raw_calls_imply(calls, session_status):
     assert [factor["name"] for factor in result["factors"]] == expected
 
 
-# Rule set version -> the fingerprint of the rules it names. Changing a rule changes the
-# fingerprint: bump RULES_VERSION and add its line here (a change of layout alone: update
-# the line of the current version).
-FINGERPRINTS = {1: "b3ecb4654ea4fcdf62afaa32f666468212ab3fa3ffd28f4b7efb5dc0ef554001"}
+# Rule set version -> the fingerprint of the rules it names and of the counting that feeds
+# them (the fact columns of the query in evaluation/selectors.py). Changing either changes
+# the fingerprint: bump RULES_VERSION and add its line here (a change of layout alone:
+# update the line of the current version).
+FINGERPRINTS = {1: "db025380f5175cb59c802b2b940a1f931e84366591b2f3fab74e81cdab7f29ce"}
 
 
-def test_the_rules_cannot_change_without_a_new_rules_version() -> None:
-    assert rules_fingerprint() == FINGERPRINTS[RULES_VERSION], (
-        "The rules changed: bump evaluation.rules.RULES_VERSION (rescore --outdated "
-        "then rescores what the old rules scored) and record the new fingerprint."
+def test_the_rules_and_their_counting_cannot_change_without_a_new_rules_version() -> None:
+    assert counting_fingerprint() == FINGERPRINTS[RULES_VERSION], (
+        "The rules or the counting that feeds them (evaluation/selectors.py) changed: bump "
+        "evaluation.rules.RULES_VERSION (rescore --outdated then rescores what the old "
+        "rules scored) and record the new fingerprint."
     )
 
 
