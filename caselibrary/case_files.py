@@ -56,6 +56,9 @@ CSV_CELL_LIMIT = 1_000_000
 csv.field_size_limit(max(csv.field_size_limit(), CSV_CELL_LIMIT))
 # A spreadsheet runs a cell starting with = + @ (or - followed by a formula) when the file
 # is opened: refused, unless the cell starts with ' (kept as text, the ' dropped).
+# Narrower than feedback/exports.py FORMULA_TRIGGERS on purpose: an import must not refuse
+# ordinary text that starts with a minus ("-5 pods down", a "- step" list), while an
+# export quotes every cell any spreadsheet might read as a formula.
 _FORMULA = re.compile(r"\A(?:[=+@\t\r]|-[^\s-].*[(=!])", re.S)
 # The full stop a problem ends with, dropped when another problem follows it (not an
 # ellipsis's last dot).
@@ -396,8 +399,3 @@ def _formula(name: str, value: str) -> str:
         "%(column)s looks like a spreadsheet formula (%(start)s); "
         "start the cell with ' to keep it as text"
     ) % {"column": name, "start": repr(value[:20])}
-
-
-def formula_safe(value: str) -> str:
-    """A cell a spreadsheet shows as text: what `read_csv` reads back unchanged."""
-    return "'" + value if _FORMULA.match(value) else value

@@ -66,12 +66,6 @@ def ensure_change_triggers(connection: Any) -> list[str]:
     return missing
 
 
-def drop_change_triggers(connection: Any) -> None:
-    with connection.cursor() as cursor:
-        for name in (*_ACTIONS, *_REPLACED):
-            cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-
-
 def after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
     from django.db import connections
 

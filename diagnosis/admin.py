@@ -28,7 +28,7 @@ from rest_framework_api_key.models import APIKey
 from config.admin_icons import yes_no_icon
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.models import (
-    SESSION_ID_REGEX,
+    SESSION_ID_PATTERN,
     ApiKey,
     ApiKeyScope,
     DiagnosisSession,
@@ -55,7 +55,6 @@ admin.site.unregister(APIKey)
 QUERY_EXCERPT_LENGTH = 80
 # Who scored a session (self_evaluation.source, a value of the API's contract), in words.
 SCORE_SOURCES = {"rule": _("by the rules")}
-_SESSION_ID = re.compile(SESSION_ID_REGEX)
 
 
 # The package's fields `prefix`, `name`, `created` and `revoked` have no verbose name to
@@ -225,7 +224,7 @@ class SessionAdminBase(EstimatedCountAdminMixin, admin.ModelAdmin):
         # `session_id = x OR query LIKE '%x%'` would scan every row even for an id: look
         # the id up on its unique index first and only search the text when it misses.
         term = search_term.strip()
-        if _SESSION_ID.fullmatch(term):
+        if SESSION_ID_PATTERN.fullmatch(term):
             by_id = queryset.filter(session_id=term)
             if by_id.exists():
                 return by_id, False

@@ -11,7 +11,6 @@ The API trims the whitespace around text before checking it; the services check 
 store a value as it is given.
 """
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, NamedTuple
@@ -30,7 +29,7 @@ from config.api import (
 )
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
-    SESSION_ID_REGEX,
+    SESSION_ID_PATTERN,
     DiagnosisSession,
     InvocationStatus,
     MatchLevel,
@@ -42,7 +41,7 @@ from diagnosis.models import (
 Problems = list[str]
 
 INT_MAX = 2_147_483_647  # MySQL INT
-SESSION_ID_HELP = "1-64 characters of A-Z a-z 0-9 . _ : -"
+SESSION_ID_HELP = f"1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -"
 SESSION_ID_INVALID = f"A sessionId is {SESSION_ID_HELP}."
 FAILED_CALL_HAS_NO_LEVEL = "A failed call has no match level: leave matchLevel out or null."
 ONLY_RETRIEVAL_HAS_LEVEL = "Only retrieval calls have a match level: leave matchLevel out or null."
@@ -130,15 +129,12 @@ def text_problems(value: object, *, max_length: int | None = None, blank: bool =
     return problems
 
 
-_SESSION_ID = re.compile(SESSION_ID_REGEX)
-
-
 def session_id_problems(value: object) -> Problems:
     """A sessionId sent by an agent; the problems listed as the API's sessionId field lists
     them (its length, NUL and surrogates, then the pattern)."""
     if not isinstance(value, str):
         return [SESSION_ID_INVALID]
-    if _SESSION_ID.match(value):
+    if SESSION_ID_PATTERN.match(value):
         return []
     if not value:
         return [str(BLANK)]

@@ -1,3 +1,5 @@
+import re
+
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -7,7 +9,12 @@ from diagnosis.fields import IdentifierField
 
 SESSION_ID_MAX_LENGTH = 64
 # 1-64 characters, URL-safe without escaping; UUIDs fit.
-SESSION_ID_REGEX = r"\A[A-Za-z0-9._:-]{1,64}\Z"
+SESSION_ID_CHARACTERS = "A-Za-z0-9._:-"
+SESSION_ID_REGEX = rf"\A[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}\Z"
+# The rule compiled once, for every check outside the validator.
+SESSION_ID_PATTERN = re.compile(SESSION_ID_REGEX)
+# The same rule in an OpenAPI schema, whose patterns are ECMA-262 (no \A or \Z).
+SESSION_ID_SCHEMA_PATTERN = f"^[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}$"
 validate_session_id = RegexValidator(
     SESSION_ID_REGEX,
     message=_("A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -"),
@@ -155,10 +162,10 @@ class ApiKeyScope(models.TextChoices):
 
 
 class ApiPermission(models.TextChoices):
-    INGEST = "ingest"
-    READ = "read"
-    FEEDBACK = "feedback"
-    CURATE = "curate"
+    INGEST = "ingest", _("Ingest")
+    READ = "read", _("Read")
+    FEEDBACK = "feedback", _("Feedback")
+    CURATE = "curate", _("Curate")
 
 
 SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {

@@ -8,7 +8,6 @@ and again when facts arrive for a session already scored (exporters may split a 
 """
 
 import logging
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from config import metrics
 from config.api import flatten_errors
 from config.queue import enqueue_on_commit
 from diagnosis.models import (
-    SESSION_ID_REGEX,
+    SESSION_ID_PATTERN,
     DiagnosisSession,
     SessionStatus,
     Span,
@@ -35,8 +34,6 @@ from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
 logger = logging.getLogger(__name__)
-
-_SESSION_ID = re.compile(SESSION_ID_REGEX)
 
 
 @dataclass(frozen=True)
@@ -127,7 +124,7 @@ def _sessions_by_trace(records: list[SpanRecord], rejected: list[str]) -> dict[s
     sessions = {}
     for trace, hint in hints.items():
         session_id = hint or known.get(trace) or trace
-        if _SESSION_ID.match(session_id):
+        if SESSION_ID_PATTERN.match(session_id):
             sessions[trace] = session_id
         else:
             count = sum(1 for r in records if r.trace_id == trace)

@@ -1,7 +1,5 @@
 """Ingest and read API for sessions: thin views over diagnosis/services.py and selectors."""
 
-import re
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -17,7 +15,7 @@ from rest_framework.response import Response
 from config.api import NewestFirstCursorPagination, validated
 from config.openapi import error_responses
 from diagnosis import selectors, services
-from diagnosis.models import SESSION_ID_REGEX, ApiPermission
+from diagnosis.models import SESSION_ID_PATTERN, SESSION_ID_SCHEMA_PATTERN, ApiPermission
 from diagnosis.serializers import (
     SESSION_ID_HELP,
     RecordedInvocationsOutput,
@@ -32,19 +30,17 @@ from diagnosis.serializers import (
 )
 from diagnosis.viewsets import ApiViewSet
 
-_SESSION_ID = re.compile(SESSION_ID_REGEX)
-
 SESSION_ID_PARAMETER = OpenApiParameter(
     "sessionId",
     str,
     OpenApiParameter.PATH,
     description=SESSION_ID_HELP,
-    pattern=r"^[A-Za-z0-9._:-]{1,64}$",
+    pattern=SESSION_ID_SCHEMA_PATTERN,
 )
 
 
 def checked_session_id(value: str) -> str:
-    if not _SESSION_ID.match(value):
+    if not SESSION_ID_PATTERN.match(value):
         raise serializers.ValidationError({"sessionId": [f"A sessionId is {SESSION_ID_HELP}."]})
     return value
 

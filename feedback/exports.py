@@ -163,7 +163,9 @@ def _plain(value: Any) -> Any:
 
 # A spreadsheet reads a cell that starts with one of these as a formula (or, for tab and
 # carriage return, strips them and then may): a case title such as `=HYPERLINK(...)`
-# would run when an operator opens the export.
+# would run when an operator opens the export. Wider than caselibrary/case_files.py
+# _FORMULA on purpose: an export must be safe in any spreadsheet, so every leading "-" is
+# quoted, where an import refuses only what is formula-like and accepts "-5 pods down".
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -106,17 +106,20 @@ def _checked(**given: str) -> FeedbackBody:
     }
     try:
         return feedback_body_from(body)
-    except InvalidFeedbackBody:
-        pass
+    except InvalidFeedbackBody as whole:
+        # The last argument's, unless one before it is refused first (below): with all
+        # of those accepted, the whole body's problem is the last one's.
+        refused, problem = _BODY_KEYS[-1][0], whole
     # Refused: one argument more at a time, the first one refused names the problem.
-    partial: dict[str, object] = {"sessionId": "s", "feedback": Feedback.USEFUL.value}
-    for name, key in _BODY_KEYS:
-        partial[key] = body[key]
+    so_far: dict[str, object] = {"sessionId": "s", "feedback": Feedback.USEFUL.value}
+    for name, key in _BODY_KEYS[:-1]:
+        so_far[key] = body[key]
         try:
-            feedback_body_from(partial)
-        except InvalidFeedbackBody as problem:
-            raise ValidationError({name: [str(problem)]}) from None
-    raise AssertionError("a body refused whole is refused by one of its parts")
+            feedback_body_from(so_far)
+        except InvalidFeedbackBody as earlier:
+            refused, problem = name, earlier
+            break
+    raise ValidationError({refused: [str(problem)]})
 
 
 _BODY_KEYS = (

@@ -100,7 +100,7 @@ def stop_group(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout: fl
             os.kill(pid, signal.SIGKILL)
 
 
-def test_database_url() -> str:
+def child_database_url() -> str:
     """A DATABASE_URL for child processes that points at the test database."""
     from django.db import connection
 
@@ -114,7 +114,7 @@ def test_database_url() -> str:
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a real server/worker process on the test database."""
     env = {k: v for k, v in os.environ.items() if k not in {"Q_SYNC"}}
-    env.update(DATABASE_URL=test_database_url(), Q_SYNC="0", PYTHONUNBUFFERED="1")
+    env.update(DATABASE_URL=child_database_url(), Q_SYNC="0", PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
 

@@ -157,7 +157,7 @@ def test_a_case_filed_under_a_code_outside_the_taxonomy_keeps_it_when_others_are
         ({"session_not_useful": "yes"}, ["Auto regretted"]),
     ],
 )
-def test_each_filter(admin_client, library, params, expected) -> None:
+def test_each_filter_lists_only_the_cases_it_picks(admin_client, library, params, expected) -> None:
     response = admin_client.get(LIST, params)
 
     assert response.status_code == 200
@@ -176,7 +176,7 @@ def test_the_category_filter_lists_the_taxonomy(admin_client, library) -> None:
     ("q", "expected"),
     [("regretted", ["Auto regretted"]), ("ORA-000", ["Manual database"]), ("nothing", [])],
 )
-def test_search_by_title_and_error_code(admin_client, library, q, expected) -> None:
+def test_searching_finds_cases_by_title_and_error_code(admin_client, library, q, expected) -> None:
     assert shown_titles(admin_client.get(LIST, {"q": q})) == expected
 
 

@@ -162,7 +162,7 @@ def test_an_unknown_score_band_is_refused_not_ignored(admin_client, mix) -> None
     assert response.url.endswith("?e=1")
 
 
-def test_the_status_filter(admin_client, mix) -> None:
+def test_the_status_filter_lists_only_sessions_of_that_status(admin_client, mix) -> None:
     response = admin_client.get(LIST, {"status__exact": "FAILED"})
 
     assert shown_ids(response) == ["s-failed"]
@@ -176,7 +176,9 @@ def test_the_status_filter(admin_client, mix) -> None:
         ({"feedback__isnull": "True"}, {"s-running", "s-failed", "s-pending", "s-medium", "s-old"}),
     ],
 )
-def test_the_feedback_filter(admin_client, mix, params, expected) -> None:
+def test_the_feedback_filter_lists_only_sessions_with_that_feedback(
+    admin_client, mix, params, expected
+) -> None:
     assert set(shown_ids(admin_client.get(LIST, params))) == expected
 
 

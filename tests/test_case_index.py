@@ -86,7 +86,7 @@ def test_every_way_of_writing_a_case_marks_it_for_the_indexer() -> None:
     ]
 
 
-def test_a_case_whose_id_sql_changes_is_found_by_its_new_id_only() -> None:
+def assert_a_case_whose_id_sql_changes_is_found_by_its_new_id_only() -> None:
     case = manual_case(error_code="OOMKilled")
     case_index_build()
     new_id = "00000000-0000-4000-8000-000000000002"
@@ -99,6 +99,10 @@ def test_a_case_whose_id_sql_changes_is_found_by_its_new_id_only() -> None:
 
     assert found_ids("pod OOMKilled") == [new_id]
     assert not CasePassage.objects.filter(case_id=case.case_id).exists()
+
+
+def test_a_case_whose_id_sql_changes_is_found_by_its_new_id_only() -> None:
+    assert_a_case_whose_id_sql_changes_is_found_by_its_new_id_only()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -120,7 +124,7 @@ def test_migrate_replaces_the_update_trigger_of_an_earlier_version() -> None:
 
     # A test of its own transaction: the taxonomy may have been flushed by one before.
     FaultCategoryFactory(code="DEPENDENCY")
-    test_a_case_whose_id_sql_changes_is_found_by_its_new_id_only()
+    assert_a_case_whose_id_sql_changes_is_found_by_its_new_id_only()
 
 
 def test_an_edit_of_the_text_is_embedded_again_but_a_category_change_is_not() -> None:

@@ -1,6 +1,10 @@
-"""The V008 migration adds `answer` to a diagnosis_session that already holds data."""
+"""The migrations: every model change has one, and V008 adds `answer` to a
+diagnosis_session that already holds data."""
+
+import io
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -78,3 +82,13 @@ def test_v008_can_be_rolled_back_which_removes_answer(before_v008) -> None:  # t
     assert list(
         apps.get_model("diagnosis", "DiagnosisSession").objects.values_list("session_id", "query")
     ) == [("kept", "q")]
+
+
+def test_every_model_change_has_its_migration() -> None:
+    # A model edited without `makemigrations` (a choice, a verbose name, a field) would
+    # reach a database whose schema and state tell a different story.
+    out = io.StringIO()
+    try:
+        call_command("makemigrations", "--check", "--dry-run", stdout=out, stderr=out)
+    except SystemExit:
+        pytest.fail(f"a model changed without its migration:\n{out.getvalue()}")

@@ -144,7 +144,7 @@ def test_ten_thousand_spans_in_one_request_are_refused_whole(client, key):
     assert nothing_written()
 
 
-def test_no_key_is_401(client):
+def test_a_request_without_a_key_is_401(client):
     response = post(client, a_run(), key=None)
 
     assert response.status_code == 401
@@ -168,7 +168,7 @@ def test_a_key_without_ingest_scope_is_403(client, make_client):
     assert nothing_written()
 
 
-def test_over_the_rate_limit_is_429_with_retry_after(client, key, settings):
+def test_a_request_over_the_rate_limit_is_429_with_retry_after(client, key, settings):
     from django.core.cache import cache
 
     cache.clear()
@@ -182,7 +182,7 @@ def test_over_the_rate_limit_is_429_with_retry_after(client, key, settings):
     cache.clear()
 
 
-def test_get_is_405(client):
+def test_reading_the_traces_endpoint_with_get_is_405(client):
     assert client.get("/v1/traces").status_code == 405
 
 

@@ -67,7 +67,7 @@ def test_dry_run_says_what_would_go_and_removes_nothing(history) -> None:
     assert ToolInvocation.objects.count() == 21
 
 
-def test_hours_work_too(history) -> None:
+def test_an_age_in_hours_counts_back_hours_not_days(history) -> None:
     assert "12 session(s)" not in purge("--older-than", "24h", "--dry-run")
     assert purge("--older-than", "24h", "--dry-run").startswith("9 session(s)")
 
