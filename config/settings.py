@@ -77,6 +77,10 @@ MIDDLEWARE = [
     # Before anything that may answer (413, CommonMiddleware): the browser can only read an
     # error whose response carries the CORS headers.
     "corsheaders.middleware.CorsMiddleware",
+    # Plain HTTP to /api/ and /v1/traces: 403 in the endpoint's error shape where
+    # SecurityMiddleware would answer a 301, which programs read as success.
+    "config.https_required.HttpsRequiredMiddleware",
+    "diagnosis.https_required.OtlpHttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -253,6 +257,9 @@ CORS_URLS_REGEX = r"^/api/feedback$"
 CORS_ALLOW_CREDENTIALS = False
 CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
 CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language"]
+# A page reads only the safelisted response headers unless told more: the widget tells
+# the reader how long to wait after a 429 from its Retry-After.
+CORS_EXPOSE_HEADERS = ["Retry-After"]
 CORS_PREFLIGHT_MAX_AGE = 600
 
 # The admin's "Import cases" upload: larger files are refused before they are read

@@ -15,13 +15,20 @@ from django.core.exceptions import ImproperlyConfigured
 
 REDACTED = "[redacted]"
 
-# key = value and "key": "value" forms; the value is the secret.
+# key = value and "key": "value" forms; the value is the secret. A key ending in one of
+# these words counts (db_password, client_secret); a key naming a secret counts whatever
+# follows the word (SECRET_KEY, secret_key_base), but not the other words: `max_tokens`
+# and `prompt_tokens` are token counts, in every model span.
 _KEYED = (
-    r"(?i)(?:pass(?:word|wd|phrase)?|pwd|secret|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?"
-    r"|secret[_-]?access[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|token"
-    r"|client[_-]?secret|private[_-]?key)"
+    r"(?i)(?:pass(?:word|wd|phrase)?|pwd|secrets?(?:[_-][\w-]*)?|api[_-]?key|apikey"
+    r"|access[_-]?key(?:[_-]?id)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token"
+    r"|private[_-]?key)"
     r"""["']?\s*[:=]\s*["']?(?P<secret>[^\s"',;&}]+)"""
 )
+
+# The password of a URL (scheme://user:password@host), up to the last @ before the path:
+# a password written with an @ in it is still all replaced, and the host is kept.
+_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/?#@]*:(?P<secret>[^\s/?#]+)@"
 
 # Each default pattern with the words one of which a text must contain for it to match
 # (lower case; None: no such word). Most texts contain none of them, and `in` on a string
@@ -37,6 +44,8 @@ _DEFAULTS: list[tuple[str, tuple[str, ...] | None]] = [
     # Authorization headers: bearer tokens, basic credentials, our own API keys.
     (r"(?i)\b(?:bearer|basic)\s+(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)", ("bearer", "basic")),
     (r"(?i)\bapi-key\s+(?P<secret>\S+)", ("api-key",)),
+    # Before the e-mail addresses, which would take `password@host` for one.
+    (_URL_CREDENTIALS, ("://",)),
     (_KEYED, ("pass", "pwd", "secret", "key", "token")),
     # Well-known key shapes: AWS access key ids, OpenAI-style keys, GitHub tokens,
     # Slack tokens, JSON web tokens, and this service's own API keys (prefix.secret).

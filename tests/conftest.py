@@ -277,3 +277,13 @@ def milvus_search(settings, milvus_uri, monkeypatch):  # type: ignore[no-untyped
     backend = base.get_backend()
     yield backend
     backend.drop()
+
+
+@pytest.fixture(scope="session")
+def embedding_model_loaded() -> None:
+    """The embedding model loaded before a browser test presses "useful": the first case of
+    a process is indexed inline (Q_SYNC) and would load it then, which takes longer than a
+    page's wait for the reply."""
+    from caselibrary.embedding import embed_texts
+
+    embed_texts(["warm"])

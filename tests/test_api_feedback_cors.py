@@ -1,7 +1,11 @@
 """Pages of the configured origins may send feedback from the browser; nobody else."""
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
+
+from diagnosis.feedback_tokens import feedback_token_for
+from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -65,3 +69,28 @@ def test_an_error_answer_is_readable_by_the_page(settings) -> None:
     assert response.status_code == 403
     assert response.headers["access-control-allow-origin"] == PAGE
     assert response.json()["message"] == "反馈令牌无效"
+
+
+def test_a_page_can_read_how_long_to_wait_after_too_many_requests(settings) -> None:
+    settings.CORS_ALLOWED_ORIGINS = [PAGE]
+    settings.FEEDBACK_TOKEN_RATE_LIMIT = "1/min"
+    DiagnosisSessionFactory(session_id="cors-1")  # still running: 409, then 429
+    cache.clear()
+
+    def send():  # type: ignore[no-untyped-def]
+        return Client().post(
+            "/api/feedback",
+            {"sessionId": "cors-1", "feedback": "useful"},
+            content_type="application/json",
+            HTTP_ORIGIN=PAGE,
+            HTTP_AUTHORIZATION=f"Feedback {feedback_token_for(session_id='cors-1')}",
+        )
+
+    first, second = send(), send()
+    cache.clear()
+
+    assert (first.status_code, second.status_code) == (409, 429)
+    assert second.headers["access-control-allow-origin"] == PAGE
+    assert int(second.headers["retry-after"]) > 0
+    exposed = second.headers["access-control-expose-headers"].lower().split(", ")
+    assert "retry-after" in exposed

@@ -11,6 +11,7 @@ import pytest
 from django.core.cache import cache
 from playwright.sync_api import Page, expect
 
+from caselibrary.models import CaseLibrary
 from diagnosis.feedback_tokens import feedback_token_for
 from diagnosis.models import DiagnosisSession
 from feedback.models import FeedbackEntry
@@ -18,7 +19,7 @@ from tests.factories import DiagnosisSessionFactory
 from tests.processes import ROOT
 from tests.test_admin_browser import browser, finish, log_in, operator  # noqa: F401
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("embedding_model_loaded")]
 
 
 def readme_widget_lines() -> str:
@@ -36,14 +37,23 @@ class ChatPage:
     def __init__(self) -> None:
         self.html = ""
         self.charset = "utf-8"
+        self.headers: dict[str, str] = {}  # sent with the page, such as its CSP
+        self.scripts: dict[str, str] = {}  # path: the page's own script files
         page = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                body = page.html.encode(page.charset)
+                if self.path in page.scripts:
+                    body = page.scripts[self.path].encode("utf-8")
+                    content_type = "text/javascript; charset=utf-8"
+                else:
+                    body = page.html.encode(page.charset)
+                    content_type = f"text/html; charset={page.charset}"
                 self.send_response(200)
-                self.send_header("Content-Type", f"text/html; charset={page.charset}")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
+                for name, value in page.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -55,9 +65,17 @@ class ChatPage:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def show(
-        self, *, service: str, session_id: str, token: str, lang: str = "zh", timeout: int = 0
+        self,
+        *,
+        service: str,
+        session_id: str,
+        token: str,
+        lang: str = "zh",
+        timeout: int = 0,
+        more_options: str = "",
     ) -> None:
         options = f'lang: "{lang}"' + (f", timeout: {timeout}" if timeout else "")
+        options += f", {more_options}" if more_options else ""
         lines = (
             readme_widget_lines()
             .replace("https://diagnosis.example.com", service)
@@ -224,6 +242,30 @@ def test_the_demo_page_in_docs_mounts_the_widget_and_rates_useful(
     expect(page.get_by_role("status")).to_have_text("Thank you: your feedback is recorded.")
     finish(page, "feedback-widget-demo")
     assert DiagnosisSession.objects.get(session_id="demo-1").feedback == "useful"
+
+
+def test_on_success_hands_the_page_the_service_s_reply_with_the_case_id(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-case", succeeded=True)
+    page = open_widget(
+        browser,
+        live_server,
+        chat_page,
+        "widget-case",
+        more_options="onSuccess: function (feedback, reply) { window.rated = [feedback, reply]; }",
+    )
+
+    page.get_by_role("button", name="有用").click()
+
+    page.wait_for_function("window.rated !== undefined")
+    feedback, reply = page.evaluate("window.rated")
+    case = CaseLibrary.objects.get(diagnosis_id="widget-case")
+    assert feedback == "useful"
+    assert reply == {"success": True, "message": "反馈已记录", "caseId": case.case_id}
+    page.context.close()
 
 
 def test_after_a_refused_submission_focus_is_on_the_message_not_lost_on_the_page(

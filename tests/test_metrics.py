@@ -123,17 +123,24 @@ def test_an_api_path_no_endpoint_serves_is_counted_as_unmatched(api) -> None:
 def test_a_request_answered_before_routing_counts_under_the_route_it_asked_for(
     api, settings
 ) -> None:
-    # The HTTPS redirect and the body limit answer before the URL is resolved.
+    # The HTTPS redirect (its 403 on the API) and the body limit answer before the URL is
+    # resolved.
     settings.SECURE_SSL_REDIRECT = True
-    redirected = {"route": "session-list", "method": "POST", "status": "301"}
-    before = value(scrape(), "diagnosis_http_requests_total", **redirected)
+    refused = {"route": "session-list", "method": "POST", "status": "403"}
+    redirected = {"route": "admin:login", "method": "GET", "status": "301"}
+    before = [
+        value(scrape(), "diagnosis_http_requests_total", **labels)
+        for labels in (refused, redirected)
+    ]
 
-    response = api.post("/api/sessions", {"query": "q"}, format="json")
+    assert api.post("/api/sessions", {"query": "q"}, format="json").status_code == 403
+    assert api.get("/admin/login/").status_code == 301
 
-    assert response.status_code == 301
     after = scrape()
-    assert value(after, "diagnosis_http_requests_total", **redirected) == before + 1
-    assert not value(after, "diagnosis_http_requests_total", route="unmatched", status="301")
+    assert value(after, "diagnosis_http_requests_total", **refused) == before[0] + 1
+    assert value(after, "diagnosis_http_requests_total", **redirected) == before[1] + 1
+    for status in ("301", "403"):
+        assert not value(after, "diagnosis_http_requests_total", route="unmatched", status=status)
 
 
 def test_a_method_http_does_not_define_counts_as_other_so_clients_cannot_add_series(

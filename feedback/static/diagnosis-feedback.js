@@ -15,7 +15,13 @@
  *
  * Optional: `timeout` (milliseconds, default 15000): a submission the service has not
  * answered by then ends in the "could not reach the service" message with its retry
- * button, instead of "sending…" forever.
+ * button, instead of "sending…" forever. `onSuccess(feedback, reply)`: called once the
+ * service has recorded it, with the verdict sent and the service's reply
+ * ({success, message, caseId}). `onError(kind, serverMessage)`: called on each failure.
+ *
+ * Its styles go in a constructed stylesheet adopted by the document, which a page's
+ * Content-Security-Policy style-src does not govern: a page that allows styles only from
+ * itself still shows the widget as drawn here.
  */
 (function (global) {
   "use strict";
@@ -50,6 +56,7 @@
       errors: {
         forbidden: "反馈链接无效或已过期，请刷新页面后重试。",
         throttled: "提交太频繁，请稍后再试。",
+        throttledFor: "提交太频繁，请 {n} 秒后再试。",
         conflict: "这个会话现在不能接受这个反馈：它还在执行中，或者没有答案。",
         notFound: "找不到这个会话。",
         invalid: "提交的内容有误。",
@@ -82,6 +89,7 @@
       errors: {
         forbidden: "This feedback link is invalid or has expired. Reload the page and try again.",
         throttled: "Too many attempts. Please wait a moment and try again.",
+        throttledFor: "Too many attempts. Please wait {n} s and try again.",
         conflict: "This session cannot take this feedback: it is still running, or it has no answer.",
         notFound: "This session was not found.",
         invalid: "The feedback was not accepted.",
@@ -112,7 +120,37 @@
     ".dfb .dfb-error{color:#cf222e}" +
     ".dfb .dfb-retry{margin-top:8px}";
 
+  // Marks the constructed sheet, so that a second widget (or a second copy of this
+  // script) on the page finds it instead of adding another.
+  var SHEET_MARK = "diagnosisFeedback";
+
+  // A constructed stylesheet, where the browser has them: an inline <style> is refused by
+  // a page whose CSP has a style-src without 'unsafe-inline', and the widget would show
+  // unstyled. Adopted sheets come after the page's own in the cascade, so a page restyles
+  // the widget with selectors more specific than the ones below. Older browsers get the
+  // <style> element.
   function addStyle(doc) {
+    var view = doc.defaultView;
+    var Sheet = view && view.CSSStyleSheet;
+    if (Sheet && "replaceSync" in Sheet.prototype && "adoptedStyleSheets" in doc) {
+      try {
+        var sheets = Array.prototype.slice.call(doc.adoptedStyleSheets);
+        var added = sheets.some(function (adopted) {
+          return adopted[SHEET_MARK] === true;
+        });
+        if (added) return;
+        // Made with the document's own constructor: a sheet is adopted only by the
+        // document it was made for (the element may be in a frame).
+        var sheet = new Sheet();
+        sheet.replaceSync(CSS);
+        sheet[SHEET_MARK] = true;
+        sheets.push(sheet);
+        doc.adoptedStyleSheets = sheets;
+        return;
+      } catch (error) {
+        // A browser that lists the API but refuses it: the <style> element below.
+      }
+    }
     if (doc.getElementById(STYLE_ID)) return;
     var style = doc.createElement("style");
     style.id = STYLE_ID;
@@ -142,8 +180,8 @@
   // answer), a Chinese page shows them. Elsewhere both languages show the widget's own
   // text: a refused token (401, 403: forged, another session's, expired, or signed with
   // a key since changed) asks the reader to reload the page, which the service's words
-  // do not all say; a 429's words carry no wait (Retry-After is not readable from
-  // another origin); 404 and 5xx say nothing more.
+  // do not all say; a 429's words carry no wait (the widget tells it from Retry-After,
+  // which the service exposes to other origins); 404 and 5xx say nothing more.
   var SERVER_WORDS = { invalid: true, conflict: true };
 
   function errorKind(status) {
@@ -153,6 +191,13 @@
     if (status === 404) return "notFound";
     if (status === 400 || status === 413) return "invalid";
     return "server";
+  }
+
+  // Seconds to wait, from a 429's Retry-After: the service sends a whole number of
+  // seconds; a date, or no header (a page's origin reads only exposed headers), gives "".
+  function retryAfter(response) {
+    var value = response.status === 429 ? response.headers.get("Retry-After") : null;
+    return value && /^\s*\d+\s*$/.test(value) && Number(value) > 0 ? String(Number(value)) : "";
   }
 
   var counter = 0;
@@ -276,17 +321,18 @@
       else notUsefulButton.focus();
     }
 
-    function finished(feedback) {
+    function finished(feedback, reply) {
       choice.hidden = true;
       form.hidden = true;
       show("success", feedback === "useful" ? t.thanks : t.thanksNotUseful);
       status.focus();
-      if (typeof options.onSuccess === "function") options.onSuccess(feedback);
+      if (typeof options.onSuccess === "function") options.onSuccess(feedback, reply);
     }
 
-    function failed(kind, serverMessage) {
+    function failed(kind, serverMessage, wait) {
       var message = t.errors[kind];
       if (lang === "zh" && SERVER_WORDS[kind] === true && serverMessage) message = serverMessage;
+      if (kind === "throttled" && wait) message = t.errors.throttledFor.replace("{n}", wait);
       var withRetry = RETRYABLE[kind] === true;
       show("error", message, withRetry);
       // The button the reader pressed was disabled while sending, which dropped focus to
@@ -304,17 +350,18 @@
       // on "sending…": after `timeout` the request is aborted and ends as a network error.
       var controller = typeof global.AbortController === "function" ? new global.AbortController() : null;
       var settled = false;
-      function settle(ok, kind, serverMessage) {
+      // A reply recorded, or the kind of failure (with the service's words and wait).
+      function settle(reply, kind, serverMessage, wait) {
         if (settled) return;
         settled = true;
         global.clearTimeout(timer);
         setBusy(false);
-        if (ok) finished(body.feedback);
-        else failed(kind, serverMessage);
+        if (reply) finished(body.feedback, reply);
+        else failed(kind, serverMessage, wait);
       }
       var timer = global.setTimeout(function () {
         if (controller) controller.abort();
-        settle(false, "network");
+        settle(null, "network");
       }, timeout);
       global
         .fetch(options.endpoint, {
@@ -336,12 +383,12 @@
                 return null;
               })
               .then(function (data) {
-                if (response.ok && data && data.success) settle(true);
-                else settle(false, errorKind(response.status), data && data.message);
+                if (response.ok && data && data.success) settle(data);
+                else settle(null, errorKind(response.status), data && data.message, retryAfter(response));
               });
           },
           function () {
-            settle(false, "network");
+            settle(null, "network");
           }
         );
     }

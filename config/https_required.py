@@ -1,0 +1,52 @@
+"""Plain HTTP to the API is refused with 403, not redirected to HTTPS.
+
+With SECURE_SSL_REDIRECT on, Django's SecurityMiddleware answers a plain-HTTP request
+with a 301 to https://. That suits a browser; for a program it is a silent failure: a
+301 is a success to `curl -f` and to OpenTelemetry exporters, a redirected POST loses its
+body, and the API key has already crossed in clear. The machine endpoints answer such a
+request with 403 in their own error shape instead, whatever the method (their clients are
+programs, which show a 403 and would not be helped by being sent on); the admin and the
+browser pages under /api/ (the schema and its Swagger page) keep the redirect.
+"""
+
+import re
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from config.middleware import api_error
+
+HTTPS_REQUIRED = "https_required"
+HTTPS_REQUIRED_MESSAGE = "只接受 HTTPS 请求，请把地址改为 https:// 开头"
+# Pages under /api/ that browsers open, which keep the redirect (URL names).
+_BROWSER_PAGES = ("api-docs", "schema")
+
+
+def https_redirect_applies(request: HttpRequest) -> bool:
+    """Whether SecurityMiddleware would redirect `request` to HTTPS: SECURE_SSL_REDIRECT
+    is on, the request is not secure (is_secure() honours SECURE_PROXY_SSL_HEADER) and no
+    SECURE_REDIRECT_EXEMPT pattern matches its path (the test of
+    SecurityMiddleware.process_request)."""
+    if not settings.SECURE_SSL_REDIRECT or request.is_secure():
+        return False
+    path = request.path.lstrip("/")
+    return not any(re.search(pattern, path) for pattern in settings.SECURE_REDIRECT_EXEMPT)
+
+
+class HttpsRequiredMiddleware:
+    """403 `https_required` in the API's error shape (config.middleware.api_error) for a
+    plain-HTTP /api/ request SecurityMiddleware would redirect; placed before it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.path.startswith("/api/")
+            and https_redirect_applies(request)
+            and request.path not in {reverse(name) for name in _BROWSER_PAGES}
+        ):
+            return api_error(request, 403, HTTPS_REQUIRED, HTTPS_REQUIRED_MESSAGE)
+        return self.get_response(request)
