@@ -1,7 +1,6 @@
 """django-q2 tasks of the case library. Thin: they call a service and are safe to repeat."""
 
 from django.conf import settings
-from django_q.tasks import async_task
 
 from caselibrary.services.index import (
     INDEX_GROUP,
@@ -10,6 +9,7 @@ from caselibrary.services.index import (
     indexer_run_seconds,
 )
 from caselibrary.services.outcomes import case_outcomes_sweep
+from config.queue import enqueue_on_commit
 
 
 def case_indexer_task() -> int | None:
@@ -23,7 +23,9 @@ def case_indexer_task() -> int | None:
         return case_indexer_run(seconds=0)
     cases = case_indexer_run(seconds=indexer_run_seconds())
     if cases is not None:
-        async_task(INDEX_TASK, group=INDEX_GROUP)
+        # Outside a transaction: queued at once. Should the broker refuse, the minute's
+        # schedule starts the next run.
+        enqueue_on_commit(INDEX_TASK, group=INDEX_GROUP)
     return cases
 
 

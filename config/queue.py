@@ -1,6 +1,7 @@
 """Putting work on the django-q2 queue, only ever after the current transaction commits."""
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -12,22 +13,32 @@ from config import metrics
 logger = logging.getLogger(__name__)
 
 
-def enqueue_on_commit(task: str, *args: Any, robust: bool = False, **kwargs: Any) -> None:
+def enqueue_on_commit(
+    task: str,
+    *args: Any,
+    robust: bool = False,
+    when: Callable[[], bool] | None = None,
+    **kwargs: Any,
+) -> None:
     """Enqueue `task` once the surrounding transaction commits; never if it rolls back.
 
     Enqueued inside a transaction, a worker could look for a row that is not committed
-    yet, or do work for a request that was rolled back. Outside a transaction this
-    enqueues at once.
+    yet, or do work for a request that was rolled back. Outside a transaction (a task
+    that queues its next run) this enqueues at once. `when`, if given, is asked at the
+    commit, not before: the task is enqueued only if it answers true.
 
     A broker that cannot take the task (Redis down, the ORM broker's database gone) fails
     nothing: the work is committed by then, so the request answers what it did. The
-    failure is logged, with the task and the session it was for, and counted in
+    failure is logged, with the task (and the session it was for), and counted in
     `diagnosis_enqueue_failures_total`; the scoring sweep (evaluation.tasks.scoring_sweep)
-    scores a SUCCESS session whose task was never queued. `robust` only matters with
-    Q_SYNC, where the task runs inline: its failure is then logged instead of raised.
+    scores a SUCCESS session whose task was never queued, and the minute's schedule
+    starts the case indexer. `robust` decides whether a failure of `when`, or with Q_SYNC
+    (the task run inline) of the task itself, is logged instead of raised.
     """
 
     def enqueue() -> None:
+        if when is not None and not when():
+            return
         try:
             async_task(task, *args, **kwargs)
         except Exception as exc:
@@ -42,7 +53,7 @@ def enqueue_on_commit(task: str, *args: Any, robust: bool = False, **kwargs: Any
 
 
 def _enqueue_failed(task: str, args: tuple, exc: Exception) -> None:
-    # Every task here takes a session id or a list of them (tasks take ids).
+    # Tasks take ids: a session id, a list of them, or none (the case indexer).
     subject = args[0] if args else None
     extra: dict[str, object] = {"task": task}
     if isinstance(subject, str):

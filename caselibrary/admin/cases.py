@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.admin.models import CHANGE
 from django.core.exceptions import ValidationError
 from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -48,6 +48,7 @@ from caselibrary.services.cases import (
     cases_set_category,
     session_can_become_case,
 )
+from config.admin_history import log_entries
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin import session_change_url
 from diagnosis.exceptions import SessionNotFound
@@ -365,11 +366,11 @@ class CaseLibraryAdmin(
                 changed += cases_set_category(
                     case_ids=batch, fault_category=code, updated_by=operator
                 )
-                LogEntry.objects.log_actions(
-                    user_id=request.user.pk,
-                    queryset=CaseLibrary.objects.filter(pk__in=batch).only("pk", "title"),
-                    action_flag=CHANGE,
-                    change_message=[{"changed": {"fields": fields}}],
+                log_entries(
+                    request.user.pk,
+                    CaseLibrary.objects.filter(pk__in=batch).only("pk", "title"),
+                    CHANGE,
+                    [{"changed": {"fields": fields}}],
                 )
         except ValidationError as error:
             self.message_user(request, "; ".join(error.messages), messages.ERROR)

@@ -1,12 +1,12 @@
 """The admin's "Import cases" page: the upload form of `import_cases`, for one file."""
 
+from collections.abc import Iterator
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
-from django.contrib.contenttypes.models import ContentType
+from django.contrib.admin.models import ADDITION, CHANGE
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -17,8 +17,9 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from caselibrary.models import CaseLibrary
 from caselibrary.services.imports import CASE_FILE_SUFFIXES, FileOutcome, cases_import_file
+from config.admin_history import log_entries
 
-# Cases logged per statement in the admin history.
+# Cases read per statement for their entries in the admin history.
 LOG_BATCH = 1000
 
 
@@ -145,41 +146,27 @@ def _log_history(request: HttpRequest, outcome: FileOutcome) -> None:
         (ADDITION, list(created), _g("Added by importing %(file)s.")),
         (CHANGE, list(updated), _g("Changed by importing %(file)s.")),
     ):
-        for start in range(0, len(case_ids), LOG_BATCH):
-            batch = case_ids[start : start + LOG_BATCH]
-            LogEntry.objects.log_actions(
-                user_id=request.user.pk,
-                queryset=CaseLibrary.objects.filter(pk__in=batch).only("pk", "title"),
-                action_flag=flag,
-                change_message=message % {"file": outcome.source},
-            )
-    _log_merges(request, outcome)
+        log_entries(request.user.pk, _cases(case_ids), flag, message % {"file": outcome.source})
+    log_entries(request.user.pk, _merge_entries(outcome), CHANGE)
 
 
-def _log_merges(request: HttpRequest, outcome: FileOutcome) -> None:
-    content_type = ContentType.objects.get_for_model(CaseLibrary, for_concrete_model=False)
+def _cases(case_ids: list[str]) -> Iterator[CaseLibrary]:
+    for start in range(0, len(case_ids), LOG_BATCH):
+        batch = case_ids[start : start + LOG_BATCH]
+        yield from CaseLibrary.objects.filter(pk__in=batch).only("pk", "title")
+
+
+def _merge_entries(outcome: FileOutcome) -> Iterator[tuple[CaseLibrary, str]]:
     into_this = _g("Merged “%(title)s” (%(id)s) into this case by importing %(file)s.")
     into_other = _g("Merged into “%(title)s” (%(id)s) by importing %(file)s.")
     for start in range(0, len(outcome.merges), LOG_BATCH):
         batch = outcome.merges[start : start + LOG_BATCH]
         ids = {case_id for pair in batch for case_id in pair}
         cases = CaseLibrary.objects.filter(pk__in=ids).only("pk", "title").in_bulk()
-        entries = []
         for merged_id, kept_id in batch:
             kept, merged = cases[kept_id], cases[merged_id]
             for case, message, other in ((kept, into_this, merged), (merged, into_other, kept)):
-                entries.append(
-                    LogEntry(
-                        user_id=request.user.pk,
-                        content_type=content_type,
-                        object_id=str(case.pk),
-                        object_repr=str(case)[:200],
-                        action_flag=CHANGE,
-                        change_message=message
-                        % {"title": other.title, "id": other.pk, "file": outcome.source},
-                    )
-                )
-        LogEntry.objects.bulk_create(entries)
+                yield case, message % {"title": other.title, "id": other.pk, "file": outcome.source}
 
 
 def _declared_length(request: HttpRequest) -> int:

@@ -31,7 +31,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from django_q.tasks import async_task
 
 from caselibrary.embedding import EMBEDDING_MODEL, EmbeddingUnavailable, embed_texts
 from caselibrary.models import (
@@ -48,6 +47,7 @@ from caselibrary.services.index_pass import (
     store,
 )
 from caselibrary.services.proposals import cases_structure_new
+from config.queue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,9 @@ def case_index_request() -> None:
     `case_index_requests_deferred()` it does nothing: the block's caller asks once.
     """
     if not _deferred.get():
-        transaction.on_commit(_request, robust=True)
+        # An indexer that holds the lease at the commit finds the change itself. A broker
+        # that cannot take the task, or a failing check, never fails the write.
+        enqueue_on_commit(INDEX_TASK, group=INDEX_GROUP, robust=True, when=_no_indexer)
 
 
 _deferred: ContextVar[bool] = ContextVar("case_index_requests_deferred", default=False)
@@ -93,10 +95,8 @@ def case_index_requests_deferred() -> Iterator[None]:
         _deferred.reset(token)
 
 
-def _request() -> None:
-    # An indexer that holds the lease finds the change itself.
-    if not case_indexer_running():
-        async_task(INDEX_TASK, group=INDEX_GROUP)
+def _no_indexer() -> bool:
+    return not case_indexer_running()
 
 
 def case_indexer_running() -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
-from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.admin.models import CHANGE
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db.models import QuerySet
@@ -17,6 +17,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
+from config.admin_history import log_entries
 from feedback.models import BadCase, BadCaseReview, ReviewTag
 from feedback.review_queues import bad_cases_assign, bad_cases_tag
 
@@ -203,12 +204,7 @@ def log_review_change(request: HttpRequest, rows: list[BadCase], field: str) -> 
         return
     with override(None):  # stored in the language of the code, shown translated
         name = str(BadCaseReview._meta.get_field(field).verbose_name)
-    LogEntry.objects.log_actions(
-        user_id=request.user.pk,
-        queryset=rows,
-        action_flag=CHANGE,
-        change_message=[{"changed": {"fields": [name]}}],
-    )
+    log_entries(request.user.pk, rows, CHANGE, [{"changed": {"fields": [name]}}])
 
 
 def _review(obj: BadCase) -> Any:
