@@ -260,9 +260,11 @@ class LevelRule(models.TextChoices):
 
 
 class ToolCatalogEntry(models.Model):
-    """Every tool name seen in traces; an operator says which are retrieval tools and how
-    their match level is read. Span attributes (diagnosis.tool.kind, diagnosis.match_level,
-    diagnosis.hit_count) win over this."""
+    """Every tool name seen in traces (`other` when first seen, unless on a RETRIEVER
+    span); an operator says which are retrieval tools and how their match level is read.
+    What a span says wins over this: its kind is its diagnosis.tool.kind attribute, else
+    `retrieval` for an OpenInference RETRIEVER span, else this entry's; its
+    diagnosis.match_level and diagnosis.hit_count attributes win over the level rule."""
 
     id = models.BigAutoField(primary_key=True)
     tool_name = IdentifierField(_("tool name"), max_length=128, unique=True)

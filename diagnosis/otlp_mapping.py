@@ -7,9 +7,8 @@ the OpenTelemetry GenAI conventions (pydantic-ai and others: `invoke_agent`, `ch
 ...) and Spring AI's observations (`spring.ai.tool.definition.name`).
 
 `spans_read()` turns a decoded request into SpanRecords (texts redacted, long values
-cut) and the reasons for the spans it rejects; `tool_facts_body()` turns a tool span into
-a tool-invocation object of the REST API's shape, which the caller checks with the same
-validator the REST API uses (diagnosis.serializers.tool_invocation_checked).
+cut) and the reasons for the spans it rejects; diagnosis.otlp_facts turns a tool span's
+record into a tool-invocation object of the REST API's shape.
 """
 
 import json
@@ -22,9 +21,9 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
-from opentelemetry.proto.trace.v1.trace_pb2 import Status
+from opentelemetry.proto.trace.v1.trace_pb2 import SpanFlags, Status
 
-from diagnosis.models import LevelRule, SpanRole, ToolCatalogEntry, ToolKind
+from diagnosis.models import SpanRole
 from diagnosis.otlp_messages import answer_of, json_or_none, question_of
 
 # Where the session id is read, first found wins; the trace id when none is set.
@@ -35,16 +34,18 @@ SESSION_ATTRIBUTES = (
     "spring.ai.chat.client.conversation.id",
 )
 USER_ATTRIBUTES = ("user.id", "enduser.id", "langfuse.user.id")
-# Explicit facts a span may carry; they win over the tool catalog.
-KIND_ATTRIBUTE = "diagnosis.tool.kind"
-LEVEL_ATTRIBUTE = "diagnosis.match_level"
-HITS_ATTRIBUTE = "diagnosis.hit_count"
 TRUNCATED_ATTRIBUTE = "diagnosis.truncated"
 # How deep the stored attributes nest, their object being the first level: MariaDB's CHECK
 # on the JSON column refuses JSON nested deeper than 32. An array or kvlist that would
 # nest deeper is stored as its JSON text, a string: the same span is stored alike on every
 # database, and nothing of it is lost.
 MAX_JSON_DEPTH = 16
+# Span.flags bits 8 and 9: whether the parent is known to be local or remote, and that it
+# is remote. The OpenTelemetry SDKs set both on a span continuing a context that came in
+# a request (`traceparent`), bit 8 alone on the others.
+_REMOTE_PARENT = (
+    SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
+)
 
 _TOOL_NAME = ("gen_ai.tool.name", "tool.name", "spring.ai.tool.definition.name")
 _TOOL_ARGUMENTS = (
@@ -85,10 +86,14 @@ class SpanRecord:
     tool_name: str | None = None
     is_retriever: bool = False
     documents: int | None = None
+    parent_is_remote: bool = False
 
     @property
     def is_root(self) -> bool:
-        return not self.parent_span_id
+        """The session's root: a span with no parent, or whose parent is in another
+        process (a gateway that sent `traceparent` exports its spans elsewhere, if at all:
+        the agent's top span is the top of all this service gets)."""
+        return not self.parent_span_id or self.parent_is_remote
 
     @property
     def duration_ms(self) -> int:
@@ -144,11 +149,12 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
     started = _time(span.start_time_unix_nano)
     ended = _time(span.end_time_unix_nano) if span.end_time_unix_nano else started
     is_error = span.status.code == Status.STATUS_CODE_ERROR
+    name = redact(span.name)[:255]
     record = SpanRecord(
         trace_id=span.trace_id.hex(),
         span_id=span.span_id.hex(),
         parent_span_id=span.parent_span_id.hex() if any(span.parent_span_id) else "",
-        name=redact(span.name)[:255] or "(unnamed)",
+        name=name or "(unnamed)",
         role=_role(span, attributes),
         is_error=is_error,
         started_at=started,
@@ -157,11 +163,11 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         truncated=bool(cut),
         error_message=_error_message(span, redact, max_chars) if is_error else "",
         session_hint=_identifier(span, SESSION_ATTRIBUTES),
-        user_id=_first_text(attributes, USER_ATTRIBUTES),
+        user_id=_identifier(span, USER_ATTRIBUTES),
+        parent_is_remote=_parent_is_remote(span),
     )
     if record.role == SpanRole.TOOL:
-        name = _first_text(attributes, _TOOL_NAME) or _tool_name_of(record.name)
-        record.tool_name = name.strip()  # as the fact keeps it: one tool in the catalog
+        record.tool_name = _tool_name(attributes, name)
         record.is_retriever = attributes.get("openinference.span.kind") == "RETRIEVER"
         record.arguments = _text(_first(attributes, _TOOL_ARGUMENTS))
         record.result = _text(_first(attributes, _TOOL_RESULT)) or _documents_text(attributes)
@@ -215,7 +221,8 @@ def _value(
 def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
     """The first of `keys` as sent, before redaction: a session id is the key its session
     is stored under (the REST API takes it as it comes), and one that happens to look like
-    a phone number must not lose the trace. The attribute itself is kept redacted."""
+    a phone number must not lose the trace; a user id (often an e-mail address) is who
+    asked, as the REST API stores it. The attribute itself is kept redacted."""
     values = {item.key: item.value for item in span.attributes if item.key in keys}
     for key in keys:
         value = values.get(key)
@@ -248,10 +255,14 @@ def _role(span: ProtoSpan, attributes: Mapping[str, Any]) -> str:
     if operation in _MODEL_OPERATIONS or openinference in ("LLM", "EMBEDDING"):
         return SpanRole.MODEL
     # Some converters send a root's parent id as eight zero bytes rather than none.
-    is_root = not any(span.parent_span_id)
+    is_root = not any(span.parent_span_id) or _parent_is_remote(span)
     if operation in _AGENT_OPERATIONS or openinference == "AGENT" or is_root:
         return SpanRole.AGENT
     return SpanRole.OTHER
+
+
+def _parent_is_remote(span: ProtoSpan) -> bool:
+    return span.flags & _REMOTE_PARENT == _REMOTE_PARENT
 
 
 def _error_message(span: ProtoSpan, redact: Callable[[str], str], max_chars: int) -> str:
@@ -273,11 +284,6 @@ def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def _first_text(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
-    value = _first(attributes, keys)
-    return None if value is None else str(value)
-
-
 def _text(value: Any) -> str:
     if value is None:
         return ""
@@ -286,11 +292,21 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _tool_name_of(span_name: str) -> str:
-    for prefix in ("execute_tool ", "tool_call "):
-        if span_name.startswith(prefix):
-            return span_name[len(prefix) :]
-    return span_name
+def _tool_name(attributes: Mapping[str, Any], span_name: str) -> str:
+    """The tool's name as the fact keeps it, without the spaces around it (one tool in
+    the catalog); "" when neither an attribute nor the span's name gives one (a span
+    named `execute_tool ` by an instrumentation that knew no name)."""
+    for key in _TOOL_NAME:
+        value = attributes.get(key)
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    name = span_name.strip()
+    for operation in ("execute_tool", "tool_call"):
+        if name == operation:
+            return ""
+        if name.startswith(operation + " "):
+            return name[len(operation) :].strip()
+    return name
 
 
 def _document_indexes(attributes: Mapping[str, Any]) -> set[str]:
@@ -319,50 +335,3 @@ def _documents(attributes: Mapping[str, Any], result: str) -> int | None:
             if isinstance(parsed.get(key), list):
                 return len(parsed[key])
     return None
-
-
-# --- Tool facts -------------------------------------------------------------------------
-
-
-def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> dict[str, Any]:
-    """The tool-invocation object (the REST API's shape) for a tool span."""
-    attributes = record.attributes
-    status = "FAILED" if record.is_error else "SUCCESS"
-    if KIND_ATTRIBUTE in attributes:
-        kind = attributes[KIND_ATTRIBUTE]
-    elif entry is not None:
-        kind = entry.kind  # a RETRIEVER span's tool enters the catalog as retrieval
-    else:
-        kind = ToolKind.RETRIEVAL.value if record.is_retriever else ToolKind.OTHER.value
-    hits = attributes.get(HITS_ATTRIBUTE, record.documents or 0)
-    if isinstance(hits, str) and hits.isascii() and hits.isdigit():
-        hits = int(hits)  # some exporters set every attribute as a string
-    body: dict[str, Any] = {
-        "invocationId": record.span_id,
-        "toolName": record.tool_name,
-        "kind": kind,
-        "status": status,
-        "hitCount": hits,
-        "query": record.arguments or None,
-        "errorMessage": record.error_message or None,
-        "durationMs": record.duration_ms,
-    }
-    if LEVEL_ATTRIBUTE in attributes:
-        body["matchLevel"] = attributes[LEVEL_ATTRIBUTE]
-    elif status == "SUCCESS" and kind == ToolKind.RETRIEVAL:
-        body["matchLevel"] = _level(record, entry, hits)
-    return body
-
-
-def _level(record: SpanRecord, entry: ToolCatalogEntry | None, hits: object) -> str:
-    rule = entry.level_rule if entry is not None else LevelRule.HITS
-    found = isinstance(hits, int) and not isinstance(hits, bool) and hits > 0
-    if rule == LevelRule.NONE:
-        return "NONE"
-    if rule == LevelRule.CODE and entry is not None and entry.code_pattern:
-        try:
-            if re.search(entry.code_pattern, record.result):
-                return "L0"
-        except re.error:
-            pass  # the admin form checks the pattern; a bad one stored earlier reads no code
-    return "L1" if found else "NONE"

@@ -5,12 +5,16 @@ facts, or nothing is. A span already stored (an exporter's retry; the key is tra
 span id) is skipped. Sessions follow their root span: SUCCESS when it ends OK or UNSET,
 FAILED when it ends in ERROR; scoring is enqueued after the commit as for REST sessions,
 and again when facts arrive for a session already scored (exporters may split a trace).
+
+What is stored otherwise than sent (a tool hint ignored, a session id no session can
+have, a tool span without a tool name) is stored all the same and told: in the answer's
+notes and in a warning naming the span. Only what cannot be stored is rejected.
 """
 
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
@@ -28,19 +32,25 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
-from diagnosis.otlp_mapping import SpanRecord, tool_facts_body
+from diagnosis.otlp_facts import tool_facts_body
+from diagnosis.otlp_mapping import SpanRecord
 from diagnosis.otlp_messages import answer_of, question_of
+from diagnosis.otlp_placeholders import placeholders_adopted
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
 logger = logging.getLogger(__name__)
+
+# What was read otherwise than sent, by the trace and span id of the span it is about.
+Notes = dict[tuple[str, str], list[str]]
 
 
 @dataclass(frozen=True)
 class IngestResult:
     accepted: int
     duplicates: int
-    rejected: list[str]
+    rejected: list[str]  # one reason per span rejected
+    notes: list[str] = field(default_factory=list)  # about spans stored, not rejected
 
 
 def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) -> IngestResult:
@@ -49,11 +59,11 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
     records = _unique(records)
     if not records:
         return IngestResult(0, 0, rejected)
-    sessions_by_trace = _sessions_by_trace(records, rejected)
-    records = [r for r in records if r.trace_id in sessions_by_trace]
+    notes: Notes = defaultdict(list)
+    sessions_by_trace = _sessions_by_trace(records, notes)
     with transaction.atomic():
         catalog, unseen = _catalog(records)
-        kept, facts = _checked_facts(records, catalog, rejected)
+        kept, facts = _checked_facts(records, catalog, rejected, notes)
         stored = _stored_span_keys(kept)
         new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
         new = _with_free_invocation_ids(new, sessions_by_trace, facts, rejected)
@@ -68,22 +78,47 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         "spans received",
         extra={"stored": len(new), "duplicates": duplicates, "rejected": len(rejected)},
     )
-    return IngestResult(len(new), duplicates, rejected)
+    return IngestResult(len(new), duplicates, rejected, _told(new, notes))
+
+
+def _told(stored: list[SpanRecord], notes: Notes) -> list[str]:
+    """The notes about the spans this request stored, each logged with its span: the
+    notes about a span rejected, or stored by an earlier request, are not told again."""
+    told = []
+    for record in stored:
+        for note in notes.get((record.trace_id, record.span_id), ()):
+            logger.warning(
+                "span stored with a note: %s",
+                note,
+                extra={"trace_id": record.trace_id, "span_id": record.span_id},
+            )
+            told.append(note)
+    return told
 
 
 def _checked_facts(
-    records: list[SpanRecord], catalog: dict[str, ToolCatalogEntry], rejected: list[str]
+    records: list[SpanRecord],
+    catalog: dict[str, ToolCatalogEntry],
+    rejected: list[str],
+    notes: Notes,
 ) -> tuple[list[SpanRecord], dict[tuple[str, str], InvocationFacts]]:
     """The spans kept, and the tool facts of the tool spans (by trace and span id), each
     checked by the REST API's validator; a tool span it refuses is rejected, with its
-    reasons."""
+    reasons. A hint the fact ignored, or a tool span without a tool name (kept in the
+    timeline, no evidence), is noted."""
     facts: dict[tuple[str, str], InvocationFacts] = {}
     kept = []
     for record in records:
-        if record.role == "tool" and record.tool_name:
+        key = (record.trace_id, record.span_id)
+        if record.role == "tool" and not record.tool_name:
+            notes[key].append(
+                f"工具 span {record.span_id}：没有工具名（gen_ai.tool.name、tool.name 或 span 名"
+                " “execute_tool <工具名>”），已存入时间线，不计为工具调用"
+            )
+        elif record.role == "tool":
             body = tool_facts_body(record, catalog.get(record.tool_name))
             try:
-                facts[record.trace_id, record.span_id] = tool_invocation_checked(body)
+                facts[key] = tool_invocation_checked(body.body)
             except serializers.ValidationError as exc:
                 problems = "; ".join(
                     f"{name}: {' '.join(messages)}"
@@ -91,6 +126,7 @@ def _checked_facts(
                 )
                 rejected.append(f"工具 span {record.span_id}：{problems}")
                 continue
+            notes[key] += [f"工具 span {record.span_id}：{reason}" for reason in body.ignored]
         kept.append(record)
     return kept, facts
 
@@ -106,13 +142,20 @@ def _unique(records: list[SpanRecord]) -> list[SpanRecord]:
     return unique
 
 
-def _sessions_by_trace(records: list[SpanRecord], rejected: list[str]) -> dict[str, str]:
+def _sessions_by_trace(records: list[SpanRecord], notes: Notes) -> dict[str, str]:
     """Each trace's session id: a session attribute on any of its spans in this request,
-    else the session its spans already stored went to, else the trace id."""
+    else the session its spans already stored went to, else the trace id. A session id no
+    session can have is ignored and noted: the span is read as one without it (a root
+    still completes its session, under the trace id), not rejected."""
     hints: dict[str, str | None] = {}
+    ignored = []
     for record in records:
-        if record.session_hint and not hints.get(record.trace_id):
-            hints[record.trace_id] = record.session_hint
+        hint = record.session_hint
+        if hint and not SESSION_ID_PATTERN.match(hint):
+            ignored.append(record)
+            hint = None
+        if hint and not hints.get(record.trace_id):
+            hints[record.trace_id] = hint
         else:
             hints.setdefault(record.trace_id, None)
     unhinted = [trace for trace, hint in hints.items() if hint is None]
@@ -121,17 +164,13 @@ def _sessions_by_trace(records: list[SpanRecord], rejected: list[str]) -> dict[s
         if unhinted
         else []
     )
-    sessions = {}
-    for trace, hint in hints.items():
-        session_id = hint or known.get(trace) or trace
-        if SESSION_ID_PATTERN.match(session_id):
-            sessions[trace] = session_id
-        else:
-            count = sum(1 for r in records if r.trace_id == trace)
-            rejected.extend(
-                [f"trace {trace}：会话 ID {session_id[:80]!r} 必须是 1-64 个 A-Za-z0-9._:- 字符"]
-                * count
-            )
+    sessions = {trace: hint or known.get(trace) or trace for trace, hint in hints.items()}
+    for record in ignored:
+        shown = (record.session_hint or "")[:80]
+        notes[record.trace_id, record.span_id].append(
+            f"span {record.span_id}：会话 ID {shown!r} 无效（须为 1-64 个 A-Za-z0-9._:- 字符），"
+            f"已忽略；trace {record.trace_id} 的 span 归入会话 {sessions[record.trace_id]}"
+        )
     return sessions
 
 
@@ -220,8 +259,9 @@ def _write(
     for record in records:
         by_session[sessions_by_trace[record.trace_id]].append(record)
     sessions = _sessions_locked(by_session)
-    adopted = _placeholders_adopted(
-        {r.trace_id: sessions_by_trace[r.trace_id] for r in records}, sessions
+    adopted = placeholders_adopted(
+        sessions_by_trace={r.trace_id: sessions_by_trace[r.trace_id] for r in records},
+        sessions=sessions,
     )
     invocations = [
         ToolInvocation(session_id=session_id, **facts[record.trace_id, record.span_id])
@@ -254,87 +294,6 @@ def _write(
     with_new_facts = {invocation.session_id for invocation in invocations} | adopted
     for session_id, group in by_session.items():
         _session_update(sessions[session_id], group, rescore=session_id in with_new_facts)
-
-
-def _placeholders_adopted(
-    sessions_by_trace: dict[str, str], sessions: dict[str, DiagnosisSession]
-) -> set[str]:
-    """Spans of a trace stored before its session was known (under the trace id: an
-    exporter sent spans before the one that names the session) move to the session, with
-    all else the placeholder holds, and with the completion when the root was among them;
-    the placeholder session goes once it is empty. A placeholder the reader has rated
-    keeps what it holds. Returns the sessions that gained facts or their completion this
-    way."""
-    stored = (
-        Span.objects.filter(trace_id__in=list(sessions_by_trace))
-        .values_list("trace_id", "session_id")
-        .distinct()
-    )
-    adopted = set()
-    for trace, placeholder_id in stored:
-        session_id = sessions_by_trace[trace]
-        if placeholder_id == session_id or placeholder_id != trace:
-            continue
-        placeholder = DiagnosisSession.objects.select_for_update().get(session_id=placeholder_id)
-        if placeholder.feedback is not None:
-            continue
-        moved = _rows_moved(placeholder_id, session_id)
-        if _completion_adopted(placeholder, sessions[session_id]) or moved:
-            adopted.add(session_id)
-        if not _holds_anything(placeholder_id):
-            placeholder.delete()
-    return adopted
-
-
-def _session_rows() -> list:
-    """The relations by which rows of every app belong to a session (spans, tool facts,
-    the case searches an agent made, ...), read from the model: this app need not know
-    the others'. One-to-one rows (a review, a case) are the session's own, not moved."""
-    return [
-        relation
-        for relation in DiagnosisSession._meta.related_objects
-        if relation.one_to_many or relation.one_to_one
-    ]
-
-
-def _rows_moved(placeholder_id: str, session_id: str) -> int:
-    """Everything the placeholder holds but its one-to-one rows moves to the session: its
-    spans and facts, and what an agent recorded naming the trace id before the session
-    had a name (a case search, and the tool fact that scores it)."""
-    moved = 0
-    for relation in _session_rows():
-        if relation.one_to_many:
-            rows = relation.related_model._base_manager.filter(
-                **{relation.field.attname: placeholder_id}
-            )
-            moved += rows.update(**{relation.field.attname: session_id})
-    return moved
-
-
-def _holds_anything(session_id: str) -> bool:
-    return any(
-        relation.related_model._base_manager.filter(**{relation.field.attname: session_id}).exists()
-        for relation in _session_rows()
-    )
-
-
-def _completion_adopted(placeholder: DiagnosisSession, session: DiagnosisSession) -> bool:
-    """The placeholder's completion, question and answer become the session's when the
-    placeholder held the root (it is completed) and the session is not completed yet."""
-    if placeholder.status == SessionStatus.RUNNING or session.status != SessionStatus.RUNNING:
-        return False
-    session.status = placeholder.status
-    session.answer = placeholder.answer
-    session.finished_at = placeholder.finished_at
-    changed = ["status", "answer", "finished_at"]
-    if not session.query and placeholder.query:
-        session.query = placeholder.query
-        changed.append("query")
-    if not session.user_id and placeholder.user_id:
-        session.user_id = placeholder.user_id
-        changed.append("user_id")
-    session.save(update_fields=[*changed, "updated_at"])
-    return True
 
 
 def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:

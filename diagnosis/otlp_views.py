@@ -113,7 +113,9 @@ def _traces(request: HttpRequest) -> HttpResponse:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
     result = _ingest(read.records, read.rejected)
-    message = _rejection_message(result.rejected)
+    message = _answer_message(result.rejected, result.notes)
+    # Spans stored with a note are not rejected: rejected_spans counts the spans lost, and
+    # a message with none lost is a warning (OTLP: partial_success, rejected_spans 0).
     body = otlp_wire.response_body(encoding, rejected=len(result.rejected), message=message)
     return HttpResponse(body, content_type=encoding.content_type)
 
@@ -162,14 +164,21 @@ def lost_a_race(exc: BaseException) -> bool:
     return isinstance(code, int) and code in _RACE_CODES
 
 
-def _rejection_message(rejected: list[str]) -> str:
-    if not rejected:
-        return ""
-    reasons: dict[str, int] = {}
-    for reason in rejected:
-        reasons[reason] = reasons.get(reason, 0) + 1
-    parts = [f"{reason} (x{count})" if count > 1 else reason for reason, count in reasons.items()]
-    text = f"拒收 {len(rejected)} 个 span：" + "；".join(parts[:10])
+def _answer_message(rejected: list[str], notes: list[str]) -> str:
+    parts = []
+    if rejected:
+        parts.append(f"拒收 {len(rejected)} 个 span：" + _reasons(rejected))
+    if notes:
+        parts.append(f"已存入，但有 {len(notes)} 处未按所发的读取：" + _reasons(notes))
+    return "。".join(part.rstrip("。") for part in parts)
+
+
+def _reasons(reasons: list[str]) -> str:
+    counted: dict[str, int] = {}
+    for reason in reasons:
+        counted[reason] = counted.get(reason, 0) + 1
+    parts = [f"{reason} (x{count})" if count > 1 else reason for reason, count in counted.items()]
+    text = "；".join(parts[:10])
     return text if len(parts) <= 10 else text + f"；另有 {len(parts) - 10} 种原因"
 
 

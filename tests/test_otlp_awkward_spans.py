@@ -140,12 +140,15 @@ def test_a_hit_count_sent_as_a_string_of_digits_is_read_as_a_number(client, key)
 
 
 def test_a_refused_tool_span_leaves_its_tool_out_of_the_catalog(client, key):
-    trace_id, root = new_trace_id(), new_span_id()
-    spans = [
-        span("invoke_agent", trace_id=trace_id, span_id=root),
-        a_tool(trace_id, root, name="refused_tool", **{"diagnosis.hit_count": -1}),
-        a_tool(trace_id, root, name="kept_tool"),
-    ]
+    reused = bytes.fromhex("0000000000000002")
+    spans = []
+    for tool in ("kept_tool", "refused_tool"):  # the second's id names the first's call
+        trace_id, root = new_trace_id(), new_span_id()
+        named = {"session.id": "s"}
+        tool_span = a_tool(trace_id, root, name=tool, **named)
+        tool_span.span_id = reused
+        agent = span("invoke_agent", trace_id=trace_id, span_id=root, attributes=named)
+        spans += [agent, tool_span]
 
     response = post(client, export(*spans), key=key)
 

@@ -29,6 +29,7 @@ FIELDS = [
     "status",
     "kind",
     "events",
+    "flags",
 ]
 
 

@@ -237,14 +237,15 @@ def test_an_explicit_match_level_wins_over_the_catalog(client, key):
 
 def test_a_tool_span_the_validator_refuses_is_a_partial_success(client, key):
     spans = genai_run(new_trace_id())
-    spans[2].attributes.add(key="diagnosis.match_level").value.string_value = "L9"
+    name = next(a for a in spans[2].attributes if a.key == "gen_ai.tool.name")
+    name.value.string_value = "search_docs_" + "x" * 128  # past toolName's 128 characters
 
     response = post(client, export(*spans), key=key)
 
     assert response.status_code == 200
     partial = response_of(response).partial_success
     assert partial.rejected_spans == 1
-    assert "matchLevel" in partial.error_message
+    assert "toolName" in partial.error_message
     assert not ToolInvocation.objects.filter(tool_name="search_docs").exists()
     assert Span.objects.count() == 3
 

@@ -65,10 +65,6 @@ def test_keys_that_only_look_like_secret_words_keep_their_values(text: str) -> N
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="diagnosis/otlp_mapping.py reads user.id from the redacted attributes",
-)
 def test_a_user_id_that_is_an_email_address_is_stored_as_sent(make_client) -> None:
     key = make_client("agent").raw_key
     request = export(

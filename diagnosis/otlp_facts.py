@@ -1,0 +1,130 @@
+"""From a tool span to the tool-invocation object of the REST API's shape.
+
+The object is checked by the same validator the REST API uses
+(diagnosis.serializers.tool_invocation_checked). The hints a span may carry
+(`diagnosis.tool.kind`, `diagnosis.match_level`, `diagnosis.hit_count`) are read first,
+as well as they can be: a choice in another case ("l0", "RETRIEVAL"), a count sent as an
+integral double (3.0) or as a string of digits. A hint that still makes no sense, or a
+match level on a call that has none (a failed or non-retrieval call), is ignored: the fact
+is derived as if it were absent, and the reason is returned to be told to the exporter.
+One wrongly typed attribute must not lose the call from the evidence.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from diagnosis.facts_rules import (
+    INT_MAX,
+    MATCH_LEVELS,
+    TOOL_KINDS,
+    Allowed,
+    count_problems,
+    match_level_problem,
+)
+from diagnosis.models import LevelRule, ToolCatalogEntry, ToolKind
+from diagnosis.otlp_mapping import SpanRecord
+
+KIND_ATTRIBUTE = "diagnosis.tool.kind"
+LEVEL_ATTRIBUTE = "diagnosis.match_level"
+HITS_ATTRIBUTE = "diagnosis.hit_count"
+
+
+@dataclass
+class ToolFacts:
+    body: dict[str, Any]
+    ignored: list[str] = field(default_factory=list)  # one reason per hint ignored
+
+
+def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> ToolFacts:
+    """The tool-invocation object for a tool span, and the hints it ignored (with why)."""
+    attributes = record.attributes
+    ignored: list[str] = []
+    status = "FAILED" if record.is_error else "SUCCESS"
+    kind = _choice(attributes, KIND_ATTRIBUTE, TOOL_KINDS, ignored)
+    if kind is None:
+        if record.is_retriever:
+            kind = ToolKind.RETRIEVAL.value  # the span says so, whatever the catalog held
+        elif entry is not None:
+            kind = entry.kind
+        else:
+            kind = ToolKind.OTHER.value
+    hits = _hits(attributes, ignored)
+    if hits is None:
+        hits = record.documents or 0
+    level = _choice(attributes, LEVEL_ATTRIBUTE, MATCH_LEVELS, ignored)
+    if level is not None and match_level_problem(status=status, kind=kind, match_level=level):
+        why = (
+            "失败的调用没有匹配级别"
+            if status != "SUCCESS"
+            else f"只有检索调用才有匹配级别（该调用的类型是 {kind}；设 {KIND_ATTRIBUTE}="
+            "retrieval，或在工具目录中标为检索）"
+        )
+        ignored.append(f"忽略 {LEVEL_ATTRIBUTE} {level!r}：{why}")
+        level = None
+    body: dict[str, Any] = {
+        "invocationId": record.span_id,
+        "toolName": record.tool_name,
+        "kind": kind,
+        "status": status,
+        "hitCount": hits,
+        "query": record.arguments or None,
+        "errorMessage": record.error_message or None,
+        "durationMs": record.duration_ms,
+    }
+    if level is not None:
+        body["matchLevel"] = level
+    elif status == "SUCCESS" and kind == ToolKind.RETRIEVAL:
+        body["matchLevel"] = _level(record, entry, hits)
+    return ToolFacts(body, ignored)
+
+
+def _choice(
+    attributes: dict[str, Any], key: str, allowed: Allowed, ignored: list[str]
+) -> str | None:
+    """A choice hint, read whatever its case and the spaces around it; None when absent or
+    not one of `allowed` (then said in `ignored`)."""
+    if key not in attributes:
+        return None
+    value = attributes[key]
+    if isinstance(value, str):
+        by_case = {choice.casefold(): choice for choice in allowed.order}
+        choice = by_case.get(value.strip().casefold())
+        if choice is not None:
+            return choice
+    ignored.append(f"忽略 {key} {_shown(value)}：应为 {allowed.listed} 之一（不分大小写）")
+    return None
+
+
+def _hits(attributes: dict[str, Any], ignored: list[str]) -> int | None:
+    """The hit-count hint: an integer, an integral double (3.0: "a number" in some SDKs'
+    eyes) or a string of digits (some exporters set every attribute as a string)."""
+    if HITS_ATTRIBUTE not in attributes:
+        return None
+    value = attributes[HITS_ATTRIBUTE]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if count_problems(value):
+        ignored.append(f"忽略 {HITS_ATTRIBUTE} {_shown(value)}：应为 0 到 {INT_MAX} 的整数")
+        return None
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _level(record: SpanRecord, entry: ToolCatalogEntry | None, hits: int) -> str:
+    rule = entry.level_rule if entry is not None else LevelRule.HITS
+    if rule == LevelRule.NONE:
+        return "NONE"
+    if rule == LevelRule.CODE and entry is not None and entry.code_pattern:
+        try:
+            if re.search(entry.code_pattern, record.result):
+                return "L0"
+        except re.error:
+            pass  # the admin form checks the pattern; a bad one stored earlier reads no code
+    return "L1" if hits > 0 else "NONE"

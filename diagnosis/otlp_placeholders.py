@@ -1,0 +1,100 @@
+"""Spans stored under their trace id until a span naming their session arrived (an
+exporter sent them first), and what moves with them to that session.
+
+A trace's spans go to the session its spans name; spans that came before any of them
+did were stored under the trace id, in a placeholder session. Once the name arrives,
+everything the placeholder holds moves to the named session (spans, tool facts, the case
+searches an agent made naming the trace id), with the completion when the root was among
+them, and the placeholder's creation when it is the earlier: the session began when its
+first span was stored. The placeholder goes once it is empty.
+"""
+
+from diagnosis.models import DiagnosisSession, SessionStatus, Span
+
+
+def placeholders_adopted(
+    *, sessions_by_trace: dict[str, str], sessions: dict[str, DiagnosisSession]
+) -> set[str]:
+    """The placeholders of these traces' sessions moved to them (see the module's
+    docstring); a placeholder the reader has rated keeps what it holds. Returns the
+    sessions that gained facts or their completion this way."""
+    stored = (
+        Span.objects.filter(trace_id__in=list(sessions_by_trace))
+        .values_list("trace_id", "session_id")
+        .distinct()
+    )
+    adopted = set()
+    for trace, placeholder_id in stored:
+        session_id = sessions_by_trace[trace]
+        if placeholder_id == session_id or placeholder_id != trace:
+            continue
+        placeholder = DiagnosisSession.objects.select_for_update().get(session_id=placeholder_id)
+        if placeholder.feedback is not None:
+            continue
+        moved = _rows_moved(placeholder_id, session_id)
+        _creation_adopted(placeholder, sessions[session_id])
+        if _completion_adopted(placeholder, sessions[session_id]) or moved:
+            adopted.add(session_id)
+        if not _holds_anything(placeholder_id):
+            placeholder.delete()
+    return adopted
+
+
+def _session_rows() -> list:
+    """The relations by which rows of every app belong to a session (spans, tool facts,
+    the case searches an agent made, ...), read from the model: this app need not know
+    the others'. One-to-one rows (a review, a case) are the session's own, not moved."""
+    return [
+        relation
+        for relation in DiagnosisSession._meta.related_objects
+        if relation.one_to_many or relation.one_to_one
+    ]
+
+
+def _rows_moved(placeholder_id: str, session_id: str) -> int:
+    """Everything the placeholder holds but its one-to-one rows moves to the session: its
+    spans and facts, and what an agent recorded naming the trace id before the session
+    had a name (a case search, and the tool fact that scores it)."""
+    moved = 0
+    for relation in _session_rows():
+        if relation.one_to_many:
+            rows = relation.related_model._base_manager.filter(
+                **{relation.field.attname: placeholder_id}
+            )
+            moved += rows.update(**{relation.field.attname: session_id})
+    return moved
+
+
+def _holds_anything(session_id: str) -> bool:
+    return any(
+        relation.related_model._base_manager.filter(**{relation.field.attname: session_id}).exists()
+        for relation in _session_rows()
+    )
+
+
+def _creation_adopted(placeholder: DiagnosisSession, session: DiagnosisSession) -> None:
+    """The earlier creation of the two: a session created now for a trace whose first
+    spans came an hour ago began an hour ago (the scoring sweep and retention go by it); a
+    session started over REST before any span keeps its own."""
+    if placeholder.created_at < session.created_at:
+        session.created_at = placeholder.created_at
+        session.save(update_fields=["created_at", "updated_at"])
+
+
+def _completion_adopted(placeholder: DiagnosisSession, session: DiagnosisSession) -> bool:
+    """The placeholder's completion, question and answer become the session's when the
+    placeholder held the root (it is completed) and the session is not completed yet."""
+    if placeholder.status == SessionStatus.RUNNING or session.status != SessionStatus.RUNNING:
+        return False
+    session.status = placeholder.status
+    session.answer = placeholder.answer
+    session.finished_at = placeholder.finished_at
+    changed = ["status", "answer", "finished_at"]
+    if not session.query and placeholder.query:
+        session.query = placeholder.query
+        changed.append("query")
+    if not session.user_id and placeholder.user_id:
+        session.user_id = placeholder.user_id
+        changed.append("user_id")
+    session.save(update_fields=[*changed, "updated_at"])
+    return True
