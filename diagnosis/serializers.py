@@ -329,6 +329,23 @@ class SessionDetailWithTokenOutput(FeedbackTokenMixin, SessionDetailOutput):
         fields = [*SessionDetailOutput.Meta.fields, "feedbackToken"]
 
 
+class FeedbackTokenOutput(serializers.Serializer):
+    """A fresh feedback token (diagnosis/feedback_tokens.py IssuedFeedbackToken)."""
+
+    sessionId = serializers.CharField(source="session_id")
+    feedbackToken = serializers.CharField(
+        source="token",
+        help_text=(
+            "Signed, good only for this session's feedback (POST /api/feedback, "
+            "`Authorization: Feedback <token>`)."
+        ),
+    )
+    expiresIn = serializers.IntegerField(
+        source="expires_in",
+        help_text="Seconds the token stays good (FEEDBACK_TOKEN_MAX_AGE; 7 days by default).",
+    )
+
+
 class RecordedInvocationsOutput(serializers.Serializer):
     sessionId = serializers.CharField()
     received = serializers.IntegerField(help_text="Invocations in the request.")

@@ -15,9 +15,12 @@ from rest_framework.response import Response
 from config.api import NewestFirstCursorPagination, validated
 from config.openapi import error_responses
 from diagnosis import selectors, services
+from diagnosis.apikeys import HasApiPermission
+from diagnosis.feedback_tokens import feedback_token_issue
 from diagnosis.models import SESSION_ID_PATTERN, SESSION_ID_SCHEMA_PATTERN, ApiPermission
 from diagnosis.serializers import (
     SESSION_ID_HELP,
+    FeedbackTokenOutput,
     RecordedInvocationsOutput,
     SessionCompletedOutput,
     SessionCompleteInput,
@@ -45,6 +48,14 @@ def checked_session_id(value: str) -> str:
     return value
 
 
+class MayHaveFeedbackTokens(HasApiPermission):
+    """A key that may send feedback (its action's permission), or one that is handed
+    feedback tokens with its sessions already (a key that may ingest)."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        return super().has_permission(request, view) or request.auth.allows(ApiPermission.INGEST)
+
+
 class SessionViewSet(ApiViewSet):
     """Agents report sessions, their tool-invocation facts and answers, and read them back."""
 
@@ -58,6 +69,8 @@ class SessionViewSet(ApiViewSet):
         "complete": ApiPermission.INGEST,
         "retrieve": ApiPermission.READ,
         "list": ApiPermission.READ,
+        # Or INGEST: the action's guard is MayHaveFeedbackTokens.
+        "feedback_token": ApiPermission.FEEDBACK,
     }
 
     @extend_schema(
@@ -172,6 +185,29 @@ class SessionViewSet(ApiViewSet):
         )
         session = selectors.session_get(session_id=session_id)
         return Response(SessionCompletedOutput(session, context=self._token_context(request)).data)
+
+    @extend_schema(
+        summary="A fresh feedback token for a session, for a page whose token expired",
+        description=(
+            "For the chat front end's back end: its `frontend` key may send feedback but "
+            "not read sessions, so it cannot read a new `feedbackToken` from the session. "
+            "Keys of the `agent` and `full` scopes may call it too. Any existing session "
+            "gets one; POST /api/feedback still refuses feedback on a session that cannot "
+            "take it (409). No body."
+        ),
+        parameters=[SESSION_ID_PARAMETER],
+        request=None,
+        responses={200: FeedbackTokenOutput, **error_responses(400, 401, 403, 404, 413)},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="feedback-token",
+        permission_classes=[MayHaveFeedbackTokens],
+    )
+    def feedback_token(self, request: Request, sessionId: str) -> Response:
+        issued = feedback_token_issue(session_id=checked_session_id(sessionId))
+        return Response(FeedbackTokenOutput(issued).data)
 
     @staticmethod
     def _token_context(request: Request) -> dict:

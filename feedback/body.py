@@ -101,8 +101,8 @@ def _reason(value: Any) -> str:
 
 
 def _free_text(data: dict, name: str) -> str:
-    """A reader's own words: a string (null or "" for none), kept as typed but for NUL
-    characters, which the database cannot store."""
+    """A reader's own words: a string (null, "" or nothing but blanks for none), kept as
+    typed but for NUL characters, which the database cannot store."""
     value = data.get(name)
     if value is None:
         return ""
@@ -116,7 +116,9 @@ def _free_text(data: dict, name: str) -> str:
     limit = FREE_TEXT_LIMITS[name]
     if len(value) > limit:
         raise InvalidFeedbackBody(f"{name} 不能超过 {limit} 个字符")
-    return value
+    # Spaces alone say nothing: no words, no row of history. Words are kept whole, the
+    # spaces around them too.
+    return value if value.strip() else ""
 
 
 # The body in the OpenAPI schema, from the same limits the validator applies.
@@ -142,15 +144,15 @@ FEEDBACK_BODY_SCHEMA = {
             "type": "string",
             "nullable": True,
             "maxLength": COMMENT_MAX_LENGTH,
-            "description": "Optional: the reader's words, up to 2,000.",
+            "description": "Optional: the reader's words, up to 2,000; blanks alone are none.",
         },
         "correction": {
             "type": "string",
             "nullable": True,
             "maxLength": CORRECTION_MAX_LENGTH,
             "description": (
-                "Optional: the right root cause or fix, as the reader knows it. The "
-                "bad-case review can turn it into a case."
+                "Optional: the right root cause or fix, as the reader knows it (blanks "
+                "alone are none). The bad-case review can turn it into a case."
             ),
         },
     },

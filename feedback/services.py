@@ -60,7 +60,9 @@ def feedback_submit(
 
     `status` is never touched. Repeating the value a session already has changes
     nothing, not even `feedback_at`. A reason, comment or correction is kept as a
-    history row beside it (the verdict and its words commit together, or neither).
+    history row beside it (the verdict and its words commit together, or neither),
+    unless it repeats the session's latest row word for word: a client's retry adds
+    nothing to the history either.
     """
     checked = _checked(
         session_id=session_id,
@@ -69,18 +71,16 @@ def feedback_submit(
         comment=comment,
         correction=correction,
     )
-    reason, comment, correction = checked.reason, checked.comment, checked.correction
-    if reason or comment or correction:
+    if checked.reason or checked.comment or checked.correction:
+        channel = FeedbackChannel.TOKEN if with_token else FeedbackChannel.API_KEY
         with transaction.atomic():
+            # The session's row lock first: two copies of one body arriving together
+            # then read the history one after the other, and the second finds the first.
+            _lock_session_row(session_id)
             result = _submit(session_id, feedback)
-            FeedbackEntry.objects.create(
-                session_id=session_id,
-                feedback=feedback,
-                reason=reason,
-                comment=comment,
-                correction=correction,
-                channel=FeedbackChannel.TOKEN if with_token else FeedbackChannel.API_KEY,
-            )
+            statement = {"feedback": feedback, **checked.details(), "channel": channel}
+            if _latest_statement(session_id) != statement:
+                FeedbackEntry.objects.create(session_id=session_id, **statement)
     else:
         result = _submit(session_id, feedback)
     logger.info(
@@ -129,6 +129,25 @@ _BODY_KEYS = (
     ("comment", "comment"),
     ("correction", "correction"),
 )
+
+
+_STATEMENT_FIELDS = ("feedback", "reason", "comment", "correction", "channel")
+
+
+def _lock_session_row(session_id: str) -> None:
+    """Hold the session's row until the transaction ends (an unknown session locks
+    nothing: the verdict's own read answers 404)."""
+    list(DiagnosisSession.objects.select_for_update().filter(session_id=session_id).values("pk"))
+
+
+def _latest_statement(session_id: str) -> dict[str, str] | None:
+    """What the session's latest history row said, and with what, or None."""
+    return (
+        FeedbackEntry.objects.filter(session_id=session_id)
+        .order_by("-created_at", "-id")
+        .values(*_STATEMENT_FIELDS)
+        .first()
+    )
 
 
 def _submit(session_id: str, feedback: str) -> FeedbackResult:

@@ -336,9 +336,9 @@ def test_the_detail_runs_the_same_queries_however_many_invocations(
     ToolInvocationFactory.create_batch(calls, session=session)
 
     # Django's session and user, the session, its case (for the link), its case-library
-    # searches, its invocations; the timeline: its spans, else its invocations, and the
-    # cases its searches found.
-    with django_assert_num_queries(9):
+    # searches, its invocations, its readers' feedback entries; the timeline: its spans,
+    # else its invocations, and the cases its searches found.
+    with django_assert_num_queries(10):
         response = admin_client.get(change_url(session))
 
     assert response.content.decode().count('<tr class="invocation">') == calls

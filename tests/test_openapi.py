@@ -32,6 +32,15 @@ OPERATIONS = {
         "415",
         "503",
     },
+    ("/api/sessions/{sessionId}/feedback-token", "post"): {
+        "200",
+        "400",
+        "401",
+        "403",
+        "404",
+        "413",
+        "503",
+    },
     ("/api/sessions/{sessionId}/complete", "post"): {
         "200",
         "400",

@@ -35,6 +35,7 @@ from feedback.admin.queues import (
     log_review_change,
     staff_users,
 )
+from feedback.admin.reader_history import ReaderHistoryMixin
 from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
 from feedback.review_queues import bad_case_queue_save
 from feedback.selectors import (
@@ -134,7 +135,13 @@ class BadCaseReviewForm(forms.ModelForm):
 
 
 @admin.register(BadCase)
-class BadCaseAdmin(ReviewQueueMixin, ReaderFeedbackMixin, EvidenceTablesMixin, SessionAdminBase):
+class BadCaseAdmin(
+    ReviewQueueMixin,
+    ReaderHistoryMixin,
+    ReaderFeedbackMixin,
+    EvidenceTablesMixin,
+    SessionAdminBase,
+):
     """The work queue of sessions users found not useful."""
 
     form = BadCaseReviewForm

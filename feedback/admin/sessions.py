@@ -23,6 +23,7 @@ from diagnosis.models import DiagnosisSession, SessionStatus
 from diagnosis.selectors import session_invocations
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.admin.invocations import invocations_table
+from feedback.admin.reader_history import ReaderHistoryMixin
 from feedback.admin.timeline import timeline_html
 
 # Rescoring more than this from a web request belongs to `manage.py rescore`.
@@ -58,7 +59,7 @@ class FoundCaseFilter(admin.SimpleListFilter):
 
 
 @admin.register(DiagnosisSession)
-class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
+class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdminBase):
     list_display = (
         "session_id",
         "query_excerpt",
@@ -91,6 +92,8 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
             },
         ),
         (_("Question and answer"), {"fields": ("query_text", "answer_text")}),
+        # Also once a later verdict has taken the session out of the bad-case queue.
+        (_("What readers said"), {"fields": ("feedback_history",)}),
         (
             _("Evidence"),
             {"fields": ("score_detail", "factors_table", "opinion_table", "case_searches_table")},
@@ -109,6 +112,7 @@ class DiagnosisSessionAdmin(EvidenceTablesMixin, SessionAdminBase):
         "case_link",
         "query_text",
         "answer_text",
+        "feedback_history",
         "score_detail",
         "factors_table",
         "opinion_table",
