@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from caselibrary.models import CaseLibrary, SourceType
@@ -28,6 +29,7 @@ from caselibrary.services.search import case_search
 from diagnosis.models import DiagnosisSession, InvocationStatus, ToolKind
 from diagnosis.services import invocations_record, session_complete, session_start
 from evaluation.services import opinions_enabled, session_evaluate, session_opinion_form
+from feedback.demo.sessions import FEEDBACK_AFTER, SESSION_LENGTH, SESSION_STORY
 from feedback.services import feedback_submit
 
 HERE = Path(__file__).resolve().parent
@@ -39,7 +41,11 @@ _NAMESPACE = uuid.UUID("6c2b1f0e-1d64-4c55-9d1f-3f6f0c1a7e52")
 @dataclass(frozen=True)
 class Loaded:
     cases: int
-    searches: int
+    session_ids: tuple[str, ...]  # the sessions that search the library, added
+
+    @property
+    def searches(self) -> int:
+        return len(self.session_ids)
 
 
 @cache
@@ -67,7 +73,19 @@ def load_case_library(*, now: datetime | None = None) -> Loaded:
     if searches:
         case_index_build()  # with the cases their useful feedback made
         case_outcomes_sweep()  # the cases found learn how their sessions were rated
-    return Loaded(cases=cases, searches=searches)
+    return Loaded(cases=cases, session_ids=searches)
+
+
+def feedback_cases_date(*, session_ids: list[str]) -> None:
+    """Date the cases the sessions' `useful` made when it was given (their feedback_at).
+
+    Before the index is built: the change each update records is indexed with the rest.
+    """
+    session = DiagnosisSession.objects.filter(session_id=OuterRef("diagnosis_id"))
+    given = Subquery(session.values("feedback_at")[:1])
+    CaseLibrary.objects.filter(
+        diagnosis_id__in=session_ids, diagnosis__feedback_at__isnull=False
+    ).update(created_at=given, updated_at=given)
 
 
 def _load_cases(now: datetime) -> int:
@@ -94,17 +112,22 @@ def _load_cases(now: datetime) -> int:
     CaseLibrary.objects.bulk_create(rows)
     # Curated over the past quarter, oldest first.
     for n, row in enumerate(rows):
-        when = now - timedelta(days=90 - n, hours=n % 9)
-        CaseLibrary.objects.filter(case_id=row.case_id).update(created_at=when, updated_at=when)
+        row.created_at = row.updated_at = now - timedelta(days=90 - n, hours=n % 9)
+    CaseLibrary.objects.bulk_update(rows, ["created_at", "updated_at"], batch_size=500)
     return len(rows)
 
 
-def _load_searches(now: datetime) -> int:
+def _load_searches(now: datetime) -> tuple[str, ...]:
+    """Add the searching sessions that are missing; their ids.
+
+    Their tool calls, score and opinion keep the time they were recorded, for
+    `feedback.demo.loader` to date once the library has learnt from them.
+    """
     wanted = {s["session_id"]: s for s in demo_searches()}
     present = set(
         DiagnosisSession.objects.filter(session_id__in=wanted).values_list("session_id", flat=True)
     )
-    loaded = 0
+    loaded = []
     for n, (session_id, item) in enumerate(wanted.items()):
         if session_id in present:
             continue
@@ -130,14 +153,18 @@ def _load_searches(now: datetime) -> int:
             session_opinion_form(session_id=session_id)
         if item["feedback"]:
             feedback_submit(session_id=session_id, feedback=item["feedback"])
-        started = now - timedelta(days=(len(wanted) - n) % 14, minutes=17 * n % 600)
+        started = min(
+            now - timedelta(days=(len(wanted) - n) % 14, minutes=17 * n % 600),
+            now - SESSION_STORY,
+        )
         DiagnosisSession.objects.filter(session_id=session_id).update(
             created_at=started,
-            finished_at=started + timedelta(minutes=2),
-            feedback_at=started + timedelta(minutes=9) if item["feedback"] else None,
+            finished_at=started + SESSION_LENGTH,
+            feedback_at=started + SESSION_LENGTH + FEEDBACK_AFTER if item["feedback"] else None,
         )
-        loaded += 1
-    return loaded
+        feedback_cases_date(session_ids=[session_id])
+        loaded.append(session_id)
+    return tuple(loaded)
 
 
 def _answer(found: CasesFound) -> str:

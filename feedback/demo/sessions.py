@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import timedelta
 
 from feedback.demo.wording import (
     Topic,
@@ -41,10 +42,34 @@ from feedback.demo.wording import (
     weighted,
 )
 
-__all__ = ["DemoInvocation", "DemoSession", "demo_session_drawn", "demo_sessions"]
+__all__ = [
+    "FEEDBACK_AFTER",
+    "OPINION_AFTER",
+    "SCORED_AFTER",
+    "SESSION_LENGTH",
+    "SESSION_STORY",
+    "STRUCTURED_AFTER",
+    "DemoInvocation",
+    "DemoSession",
+    "demo_session_drawn",
+    "demo_sessions",
+]
 
 DEFAULT_SEED = 20261202
 LEVELS = ("L0", "L1", "NONE")
+
+# A demo session's clock, for the loaders that date its facts. The agent answers within
+# SESSION_LENGTH of the question, its tool calls spread over that time; the scoring task
+# runs on completion and the opinion task after it; a reader who rates the answer does so
+# after reading it, and a `useful` case is structured right after it is made.
+SESSION_LENGTH = timedelta(minutes=2)
+SCORED_AFTER = timedelta(seconds=3)  # after the answer
+OPINION_AFTER = timedelta(seconds=5)  # after the score
+FEEDBACK_AFTER = timedelta(minutes=7)  # after the answer
+STRUCTURED_AFTER = timedelta(seconds=5)  # after the case
+# From the question to the last of these: a session starts at least this long before the
+# moment it is loaded, so nothing of it lies ahead of that moment.
+SESSION_STORY = SESSION_LENGTH + FEEDBACK_AFTER + timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -65,8 +90,8 @@ class DemoSession:
     """One demo session.
 
     `days_ago` and `minutes_into_day` place the session in local time; for sessions
-    with `days_ago == 0` a loader should clamp the result to "now", since the time of
-    day may still lie ahead.
+    with `days_ago == 0` a loader should clamp the result to SESSION_STORY before "now",
+    since the time of day may still lie ahead.
     """
 
     session_id: str
