@@ -8,9 +8,47 @@ live gauges removed from the shared directory of metrics in multi-process mode
 (PROMETHEUS_MULTIPROC_DIR); its counters stay, so totals never go backwards. More than
 one worker without that directory starts with a WARNING: each scrape would read one
 worker's counters. With CASE_SEARCH_WARM_ON_START, a worker loads what a search needs as
-it starts."""
+it starts. The worker timeout outlasts a request that waits on a hanging database, so that
+the request still answers 503 (see _worker_timeout())."""
 
 import os
+
+# What a request does besides waiting on the database: its own work, a slow health check.
+# (Names with a leading underscore are never taken for one of gunicorn's settings.)
+_DATABASE_WAIT_MARGIN = 15
+
+
+def _seconds(name: str, default: int) -> int:
+    """The whole number of seconds config/settings.py reads from `name` (config.env.env_int,
+    at least 1). A value the settings refuse stops gunicorn in on_starting, naming the
+    variable: the default stands in for it until then, and nothing is noted here."""
+    value = os.environ.get(name, "").strip()
+    if not value.isascii():
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        return default
+    return number if number >= 1 else default
+
+
+def _worker_timeout() -> int:
+    """Seconds a worker may spend on one request before gunicorn kills it. When the database
+    hangs (the connection is up, nothing answers) a request waits DB_READ_TIMEOUT for the
+    health check of its connection, then DB_CONNECT_TIMEOUT for a new one, and answers 503
+    with Retry-After. gunicorn's default (30 s) killed the worker first: the client got a
+    dropped connection, logged nowhere and counted in no metric."""
+    read = _seconds("DB_READ_TIMEOUT", 30)
+    connect = _seconds("DB_CONNECT_TIMEOUT", 5)
+    return read + connect + _DATABASE_WAIT_MARGIN
+
+
+# Set here, so gunicorn's --timeout / --graceful-timeout (on the command line or in
+# GUNICORN_CMD_ARGS) still win: gunicorn reads them after this file. The graceful timeout
+# is the same: a worker stopped (a restart, a deploy) while its request waits on the
+# database still gets to answer it.
+timeout = _worker_timeout()
+graceful_timeout = timeout
 
 # gunicorn's control socket (`gunicornc`, gunicorn 25.1+) only where the operator names
 # its path: by default every master of one user opens the same file in the home

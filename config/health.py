@@ -4,7 +4,8 @@ The probes are ordinary URL routes (config/urls.py), answered early: the middlew
 sits at the top of the stack and hands them to their views before anything validates the
 Host header or redirects to HTTPS, because probes come from inside the network, by IP,
 over HTTP. The checks every deployment has (database, migrations) live here; an app adds
-its own (the task worker's heartbeat is evaluation's) through `readiness(extra=...)`.
+its own (the task worker's heartbeat is evaluation's) through `readiness(extra=...)`, or
+as `informational=...`: reported with the others, but never what makes a node not ready.
 """
 
 import logging
@@ -56,23 +57,36 @@ def _cache() -> str:
     return "ok"
 
 
-def readiness(*, extra: dict[str, Callable[[], str]]) -> tuple[bool, dict[str, str]]:
-    """The database, the migrations, each `extra` check and the cache: "ok" (or "not
-    checked") each, or what is wrong ("unknown": not checked, the database being down)."""
+Checks = dict[str, Callable[[], str]]
+
+
+def readiness(*, extra: Checks, informational: Checks | None = None) -> tuple[bool, dict[str, str]]:
+    """The database, the migrations, each `extra` and `informational` check and the cache:
+    "ok" (or "not checked") each, or what is wrong ("unknown": not checked, the database
+    being down). Ready when every check but the informational ones passes."""
+    informational = informational or {}
     checks: dict[str, str] = {}
     try:
         checks["database"] = _database()
         checks["migrations"] = _migrations()
-        for name, check in extra.items():
+        for name, check in {**extra, **informational}.items():
             checks[name] = check()
     except DatabaseError as exc:
         logger.debug("readiness: check failed: %s", exc.__class__.__name__)
         checks.setdefault("database", "unreachable")
-        for name in ("migrations", *extra):
+        for name in ("migrations", *extra, *informational):
             checks.setdefault(name, "unknown")
     checks["cache"] = _cache()
-    ready = all(value in _PASSING for value in checks.values())
+    ready = not _failing_checks(checks, informational)
     return ready, checks
+
+
+def _failing_checks(checks: dict[str, str], informational: Checks) -> frozenset[str]:
+    return frozenset(
+        name
+        for name, value in checks.items()
+        if value not in _PASSING and name not in informational
+    )
 
 
 # The checks that failed at this process's last probe: a change is logged once, at WARNING
@@ -80,14 +94,14 @@ def readiness(*, extra: dict[str, Callable[[], str]]) -> tuple[bool, dict[str, s
 _failing: frozenset[str] = frozenset()
 
 
-def readiness_response(*, extra: dict[str, Callable[[], str]]) -> JsonResponse:
+def readiness_response(*, extra: Checks, informational: Checks | None = None) -> JsonResponse:
     global _failing
-    ready, checks = readiness(extra=extra)
+    ready, checks = readiness(extra=extra, informational=informational)
     response = JsonResponse(
         {"status": "ready" if ready else "not ready", "checks": checks},
         status=200 if ready else 503,
     )
-    failing = frozenset(name for name, value in checks.items() if value not in _PASSING)
+    failing = _failing_checks(checks, informational or {})
     if failing != _failing:
         if failing:
             logger.warning("readiness: not ready: %s", _summary(checks, failing))

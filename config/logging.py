@@ -71,6 +71,29 @@ class SessionContextFilter(logging.Filter):
         return True
 
 
+def _extra_fields(record: logging.LogRecord) -> dict[str, object]:
+    """What the logging call passed in `extra` (and the session id), None left out; a
+    value JSON cannot write (a set, a date, a request) as its str()."""
+    fields = {}
+    for key, value in record.__dict__.items():
+        if key not in _STANDARD and value is not None:
+            fields[key] = _json_value(value)
+    return fields
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple, dict)):
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError, RecursionError):
+            pass
+        else:
+            return value
+    return str(value)
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -79,16 +102,29 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for key, value in record.__dict__.items():
-            if key not in _STANDARD and value is not None:
-                entry[key] = value if isinstance(value, (str, int, float, bool)) else str(value)
+        entry.update(_extra_fields(record))
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)
 
 
 class PlainFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
-        session_id = getattr(record, "session_id", None)
-        return f"{line} [session {session_id}]" if session_id else line
+    """The message, then the fields the JSON line has as ` key=value` (a value with a space,
+    a quote, an `=` or a line break in JSON's quotes, so the line stays one line), then
+    `[session …]`; a traceback after that line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
+        fields = _extra_fields(record)
+        session_id = fields.pop("session_id", None)
+        pairs = "".join(f" {key}={_plain_value(value)}" for key, value in fields.items())
+        return f"{line}{pairs} [session {session_id}]" if session_id else f"{line}{pairs}"
+
+
+def _plain_value(value: object) -> str:
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = str(value)
+    if text and not any(c.isspace() or c in "\"'=" for c in text):
+        return text
+    return json.dumps(text, ensure_ascii=False)

@@ -26,6 +26,10 @@ def logging_settings(*, level: str, log_format: str, queue_level: str) -> dict[s
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
+                # stderr (StreamHandler's default), which a service manager collects as it
+                # does stdout: a command's stdout is its output (a key, an export), which
+                # a log line must never join.
+                "stream": "ext://sys.stderr",
                 "formatter": log_format,
                 # A request refused with a 4xx (django.request, django.security.*) is one
                 # line, without the traceback of where Django raised the refusal.

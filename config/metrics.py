@@ -22,9 +22,10 @@ import os
 import secrets
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils import timezone
@@ -39,6 +40,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
+
+from config.failure_log import RepeatedFailures
 
 logger = logging.getLogger(__name__)
 
@@ -141,31 +144,40 @@ def case_search(level: str, *, degraded: bool = False, embed_ms: float = 0.0) ->
 
 
 class QueueCollector(Collector):
-    """The task queue's depth and the age of its oldest waiting task, from the broker.
+    """The task queue's depth, the age of its oldest waiting task and the tasks workers
+    hold, from the broker.
 
     The broker is read during the scrape, so a broker that cannot be read (Redis down, or
     the database behind the ORM broker) must not fail the scrape: that is when the other
     series matter most. `diagnosis_queue_up` says whether the read worked (the `up`
-    convention); when it is 0 the two queue gauges are left out rather than reported as an
+    convention); when it is 0 the queue gauges are left out rather than reported as an
     empty queue.
     """
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
-            waiting, oldest = queue_state()
+            queue = queue_state()
         except Exception as exc:  # whatever the broker's client raises: the read failed
-            logger.warning("metrics: the task queue's broker could not be read: %s", _brief(exc))
+            _broker_unreadable(exc)
             yield _queue_up(0)
             return
+        _broker_readable()
         yield _queue_up(1)
         yield GaugeMetricFamily(
-            "diagnosis_queue_waiting_tasks", "Tasks waiting in the broker.", value=waiting
+            "diagnosis_queue_waiting_tasks", "Tasks waiting in the broker.", value=queue.waiting
         )
         yield GaugeMetricFamily(
             "diagnosis_queue_oldest_task_age_seconds",
-            "Age of the oldest waiting task (0 when none waits).",
-            value=oldest,
+            "Time since the oldest waiting task was enqueued (0 when none waits).",
+            value=queue.oldest_age,
         )
+        if queue.in_flight is not None:
+            yield GaugeMetricFamily(
+                "diagnosis_queue_tasks_in_flight",
+                "Tasks a worker took from the broker and holds (ORM broker: locked until "
+                "Q_RETRY passes).",
+                value=queue.in_flight,
+            )
 
 
 def _queue_up(value: int) -> GaugeMetricFamily:
@@ -176,6 +188,32 @@ def _queue_up(value: int) -> GaugeMetricFamily:
     )
 
 
+# A broker that cannot be read fails every scrape of every process: one WARNING a process
+# and BROKER_LOG_SECONDS, as the outage middleware logs an outage (config.failure_log).
+BROKER_LOG_SECONDS = 60.0
+_broker_failures = RepeatedFailures()
+
+
+def _broker_unreadable(exc: Exception) -> None:
+    more = _broker_failures.failed("broker", every=BROKER_LOG_SECONDS)
+    if more is None:
+        return
+    message = "metrics: the task queue's broker could not be read: %s"
+    if more:
+        logger.warning(f"{message} (%d more scrapes failed since the last line)", _brief(exc), more)
+    else:
+        logger.warning(message, _brief(exc))
+
+
+def _broker_readable() -> None:
+    for _broker, more in _broker_failures.over().items():
+        logger.warning(
+            "metrics: the task queue's broker can be read again "
+            "(%d more scrapes failed since the last line)",
+            more,
+        )
+
+
 def _brief(exc: Exception) -> str:
     # The exception's class and first line: a driver's message names the host and port,
     # never the URL's password.
@@ -183,32 +221,62 @@ def _brief(exc: Exception) -> str:
     return f"{exc.__class__.__name__}: {first}" if first else exc.__class__.__name__
 
 
-def queue_state() -> tuple[int, float]:
-    """(tasks waiting, seconds the oldest has waited) for the configured broker."""
+class QueueState(NamedTuple):
+    waiting: int
+    oldest_age: float  # seconds since the oldest waiting task was enqueued
+    in_flight: int | None  # None: the broker cannot tell (Redis)
+
+
+def queue_state() -> QueueState:
+    """The configured broker's waiting tasks, the age of the oldest of them, and the tasks
+    workers hold."""
     from django_q.brokers import get_broker
     from django_q.brokers.orm import ORM
-    from django_q.signing import SignedPackage
 
     broker = get_broker()
     if isinstance(broker, ORM):
-        from django_q.models import OrmQ
-
-        now = timezone.now()
-        # Enqueued rows carry their enqueue time in `lock`; a taken one is locked ahead.
-        waiting = OrmQ.objects.using(broker.connection.db).filter(
-            key=broker.list_key, lock__lte=now
-        )
-        oldest = waiting.order_by("lock").values_list("lock", flat=True).first()
-        return waiting.count(), (now - oldest).total_seconds() if oldest else 0.0
+        return _orm_queue_state(broker)
     size = int(broker.queue_size() or 0)
     if not size:
-        return 0, 0.0
-    head = broker.connection.lindex(broker.list_key, 0)
+        return QueueState(0, 0.0, None)
+    # A task taken from Redis leaves the list: what workers hold is not in the broker.
+    return QueueState(size, _age(broker.connection.lindex(broker.list_key, 0)) or 0.0, None)
+
+
+def _orm_queue_state(broker: Any) -> QueueState:
+    """The ORM broker keeps a task's row until the task is done: a worker that takes it
+    locks it for Q_RETRY seconds, after which it waits again (its worker died). Its `lock`
+    is its enqueue time only until it is first taken; the enqueue time itself is the
+    `started` that `async_task` signs into the package, kept when the task comes back.
+    Ids grow with each enqueue, so the first waiting row by id is the oldest."""
+    from django_q.models import OrmQ
+
+    now = timezone.now()
+    rows = OrmQ.objects.using(broker.connection.db).filter(key=broker.list_key)
+    counts = rows.aggregate(
+        waiting=Count("id", filter=Q(lock__lte=now)), in_flight=Count("id", filter=Q(lock__gt=now))
+    )
+    oldest = rows.filter(lock__lte=now).order_by("id").values_list("payload", "lock").first()
+    if oldest is None:
+        return QueueState(counts["waiting"], 0.0, counts["in_flight"])  # taken meanwhile
+    payload, lock = oldest
+    # A package this process cannot read (signed with another SECRET_KEY): from its row's
+    # lock, a lower bound (the enqueue time, or when the lost worker's lock expired).
+    age = _age(payload)
+    if age is None:
+        age = max(0.0, (now - lock).total_seconds())
+    return QueueState(counts["waiting"], age, counts["in_flight"])
+
+
+def _age(package: Any) -> float | None:
+    """Seconds since the signed task `package` was enqueued; None when it cannot be read."""
+    from django_q.signing import SignedPackage
+
     try:
-        started = SignedPackage.loads(head)["started"]
-        return size, max(0.0, (timezone.now() - started).total_seconds())
+        started = SignedPackage.loads(package)["started"]
+        return max(0.0, (timezone.now() - started).total_seconds())
     except Exception:  # a task package this version cannot read: its age is unknown
-        return size, 0.0
+        return None
 
 
 class _EveryProcess(multiprocess.MultiProcessCollector):
@@ -239,15 +307,22 @@ class _ThisProcess(Collector):
         yield from REGISTRY.collect()
 
 
+# Collectors an app adds to every scrape (read at scrape time from its tables), by its
+# AppConfig.ready: config stands below the apps and imports none of them.
+SCRAPE_COLLECTORS: list[Collector] = []
+
+
 def registry() -> CollectorRegistry:
     """What a scrape reads: every process's samples in multi-process mode, else this one's,
-    and the queue read from the broker."""
+    the queue read from the broker, and the apps' SCRAPE_COLLECTORS."""
     scrape = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         _EveryProcess(scrape)
     else:
         scrape.register(_ThisProcess())
     scrape.register(QueueCollector())
+    for collector in SCRAPE_COLLECTORS:
+        scrape.register(collector)
     return scrape
 
 

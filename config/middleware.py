@@ -2,15 +2,17 @@
 
 import logging
 import sys
-import threading
-import time
 from collections.abc import Callable
 
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import translation
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from config.api import MESSAGES, error_body
+from config.failure_log import RepeatedFailures
 from config.logging import tag_request
 
 logger = logging.getLogger(__name__)
@@ -98,10 +100,28 @@ class DatabaseUnavailableMiddleware:
             code = "service_unavailable"
             response = api_error(request, 503, code, MESSAGES[code])
         else:
-            message = f"The {what} is unavailable; retry later."
-            response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+            response = HttpResponse(_unavailable_page(what), status=503)
         response["Retry-After"] = "5"
         return response
+
+
+def _unavailable_page(what: str) -> str:
+    """The 503 page of an admin (or other non-API) request, in the language active for it
+    (the operator's choice, else LANGUAGE_CODE: config.language); built here, without a
+    template, because the outage may be the database's."""
+    title = _("Service unavailable")
+    if what == "database":
+        message = _("The database is unavailable; retry later.")
+    else:
+        message = _("The cache is unavailable; retry later.")
+    return format_html(
+        '<!DOCTYPE html>\n<html lang="{}">\n<head><meta charset="utf-8"><title>{}</title></head>\n'
+        "<body><h1>{}</h1><p>{}</p></body>\n</html>\n",
+        translation.get_language(),
+        title,
+        title,
+        message,
+    )
 
 
 def outage_kind(exception: BaseException) -> str | None:
@@ -139,19 +159,12 @@ class _OutageLog:
     counted yet."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last: dict[str, float] = {}
-        self._since: dict[str, int] = {}
+        self._failures = RepeatedFailures()
 
     def failed(self, what: str, reason: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            last = self._last.get(what)
-            if last is not None and now - last < OUTAGE_LOG_SECONDS:
-                self._since[what] = self._since.get(what, 0) + 1
-                return
-            more = self._since.pop(what, 0)
-            self._last[what] = now
+        more = self._failures.failed(what, every=OUTAGE_LOG_SECONDS)
+        if more is None:
+            return
         if more:
             logger.error(
                 "%s unavailable: %s (%d more requests answered 503 since the last line)",
@@ -163,12 +176,7 @@ class _OutageLog:
             logger.error("%s unavailable: %s", what, reason)
 
     def over(self) -> None:
-        if not self._last:  # no outage: the usual case, read without the lock
-            return
-        with self._lock:
-            ended = {what: self._since.pop(what, 0) for what in self._last}
-            self._last.clear()
-        for what, more in ended.items():
+        for what, more in self._failures.over().items():
             logger.warning(
                 "%s available again (%d more requests answered 503 since the last line)",
                 what,

@@ -373,8 +373,8 @@ SCORING_SWEEP_AFTER = env_int("SCORING_SWEEP_AFTER", 120, minimum=1)
 SCORING_SWEEP_WINDOW_HOURS = env_int("SCORING_SWEEP_WINDOW_HOURS", 24, minimum=1)
 
 # /readyz fails when no task-queue worker has sent a heartbeat for this long (seconds);
-# 0 leaves the worker out of readiness.
-READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 180, minimum=0)
+# 0: it only reports the heartbeat's age (evaluation/health.py).
+READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 0, minimum=0)
 
 # --- Run files, attribution ------------------------------------------------------
 

@@ -7,4 +7,9 @@ class EvaluationConfig(AppConfig):
     verbose_name = _("Evidence scoring")
 
     def ready(self) -> None:
+        from config.metrics import SCRAPE_COLLECTORS
         from evaluation import checks  # noqa: F401 (registers the checks)
+        from evaluation.health import HeartbeatCollector
+
+        if not any(isinstance(c, HeartbeatCollector) for c in SCRAPE_COLLECTORS):
+            SCRAPE_COLLECTORS.append(HeartbeatCollector())

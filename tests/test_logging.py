@@ -1,5 +1,6 @@
 """Structured logs carry the session id on every line about a session; keys never appear."""
 
+import datetime
 import json
 import logging
 import os
@@ -10,7 +11,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from config.logging import JsonFormatter
+from config.logging import JsonFormatter, PlainFormatter
+from config.logging_settings import logging_settings
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -171,3 +173,28 @@ def test_a_host_not_allowed_is_one_line_without_a_traceback(json_lines) -> None:
     ]
     assert "evil.example" in entry["message"]
     assert "exception" not in entry
+
+
+def test_log_lines_go_to_stderr_so_a_commands_output_stays_its_own() -> None:
+    script = (
+        "import django, logging; django.setup(); "
+        "logging.getLogger('feedback.retention').warning('sessions purged'); "
+        "print('the output')"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "1",
+        "LOG_FORMAT": "json",
+        "LOG_LEVEL": "INFO",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+
+    printed = [json.loads(line) for line in result.stderr.splitlines() if "purged" in line]
+    assert [(entry["logger"], entry["message"]) for entry in printed] == [
+        ("feedback.retention", "sessions purged")
+    ]
+    assert result.stdout == "the output\n"

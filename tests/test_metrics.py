@@ -193,6 +193,15 @@ def test_an_unreachable_broker_leaves_the_scrape_whole_and_says_the_queue_is_dow
     assert "the task queue's broker could not be read: ConnectionError" in caplog.text
 
 
+@pytest.fixture(autouse=True)
+def fresh_broker_log(monkeypatch):  # type: ignore[no-untyped-def]
+    """Each test starts with no broker failure logged in this process."""
+    from config import failure_log, metrics
+
+    monkeypatch.setattr(metrics, "_broker_failures", failure_log.RepeatedFailures())
+    return metrics
+
+
 def test_a_readable_broker_says_the_queue_is_up() -> None:
     samples = scrape()
 
@@ -378,7 +387,18 @@ def test_the_dashboard_and_the_alerts_only_use_metrics_the_service_exports(clien
     import re
 
     import yaml
+    from django.utils import timezone
 
+    from config import metrics
+    from evaluation.models import WorkerHeartbeat
+
+    # Labelled series appear once something happened: make each happen once.
+    WorkerHeartbeat.objects.create(host="worker-a", beat_at=timezone.now())
+    metrics.session_completed("SUCCESS")
+    metrics.feedback_recorded("useful")
+    metrics.case_created("AUTO")
+    metrics.case_search("L1")
+    metrics.request_observed(route="feedback-list", method="POST", status=200, seconds=0.01)
     exported = {
         sample.name
         for family in text_string_to_metric_families(

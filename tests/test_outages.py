@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from django.db import OperationalError, connection
 
 from diagnosis.models import DiagnosisSession
 from evaluation.tasks import scoring_sweep
@@ -195,3 +196,35 @@ def test_the_first_request_served_after_an_outage_says_it_is_over_with_the_uncou
     assert lines[1:] == [
         ("WARNING", "cache available again (2 more requests answered 503 since the last line)")
     ]
+
+
+def every_query_fails(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+    """The database gone: every query fails as the driver says a lost server."""
+    raise OperationalError(2013, "Lost connection to server during query")
+
+
+@pytest.mark.parametrize(
+    ("chosen", "language", "title", "words"),
+    [
+        (None, "zh-hans", "服务暂不可用", "数据库暂不可用，请稍后重试。"),
+        ("en", "en", "Service unavailable", "The database is unavailable; retry later."),
+    ],
+    ids=["zh-hans-by-default", "en-chosen"],
+)
+def test_an_admin_page_in_a_database_outage_is_a_503_page_in_the_admin_language(
+    admin_client, settings, fresh_outage_log, chosen, language, title, words
+) -> None:
+    if chosen:
+        admin_client.cookies[settings.LANGUAGE_COOKIE_NAME] = chosen
+
+    with connection.execute_wrapper(every_query_fails):
+        response = admin_client.get("/admin/")
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    page = response.content.decode()
+    assert page.startswith("<!DOCTYPE html>")
+    assert f'<html lang="{language}">' in page
+    assert f"<title>{title}</title>" in page
+    assert f"<p>{words}</p>" in page

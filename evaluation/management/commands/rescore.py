@@ -80,7 +80,8 @@ class Command(ServiceCommand):
         with tqdm(
             total=total,
             unit="session",
-            disable=options["no_progress"],
+            # None: no bar either when stderr is not a terminal (a log file, a pipe).
+            disable=options["no_progress"] or None,
             file=sys.stderr,
         ) as bar:
             while True:
@@ -118,7 +119,7 @@ class Command(ServiceCommand):
         written = failed = 0
         last_id = 0
         with tqdm(
-            total=total, unit="session", disable=options["no_progress"], file=sys.stderr
+            total=total, unit="session", disable=options["no_progress"] or None, file=sys.stderr
         ) as bar:
             while True:
                 batch = list(
