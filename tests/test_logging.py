@@ -12,7 +12,6 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from config.logging import JsonFormatter, PlainFormatter
-from config.logging_settings import logging_settings
 from tests.factories import DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -198,3 +197,44 @@ def test_log_lines_go_to_stderr_so_a_commands_output_stays_its_own() -> None:
         ("feedback.retention", "sessions purged")
     ]
     assert result.stdout == "the output\n"
+
+
+def _record(**extra: object) -> logging.LogRecord:
+    record = logging.LogRecord("feedback.retention", logging.INFO, __file__, 1, "done", (), None)
+    record.__dict__.update(extra)
+    return record
+
+
+def test_lists_and_dicts_passed_in_extra_are_logged_as_json() -> None:
+    record = _record(failed=[], counts={"cases": 3}, when=datetime.date(2026, 12, 6))
+
+    entry = json.loads(JsonFormatter().format(record))
+
+    assert entry["failed"] == []
+    assert entry["counts"] == {"cases": 3}
+    assert entry["when"] == "2026-12-06"
+
+
+def test_a_plain_line_carries_the_fields_after_the_message() -> None:
+    formatter = PlainFormatter("%(levelname)s %(name)s %(message)s")
+    record = _record(sessions=12, cutoff="2026-11-06", note="two words", gone=None, ids=["a"])
+
+    line = formatter.format(record)
+
+    assert line == (
+        'INFO feedback.retention done sessions=12 cutoff=2026-11-06 note="two words" ids=["a"]'
+    )
+
+
+def test_a_plain_line_stays_one_line_and_names_its_session_before_a_traceback() -> None:
+    formatter = PlainFormatter("%(levelname)s %(name)s %(message)s")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        record = _record(reason="first\nsecond", session_id="s-1")
+        record.exc_info = sys.exc_info()
+
+    first, *rest = formatter.format(record).splitlines()
+
+    assert first == 'INFO feedback.retention done reason="first\\nsecond" [session s-1]'
+    assert rest[0].startswith("Traceback")
