@@ -5,13 +5,11 @@ import gzip
 import json
 
 import pytest
-from django.test import Client
 
 from caselibrary.services.index import case_index_build
 from diagnosis.models import DiagnosisSession, Span, ToolCatalogEntry, ToolInvocation
 from tests.factories import CaseLibraryFactory
 from tests.otlp import (
-    CommittingClient,
     export,
     new_span_id,
     new_trace_id,
@@ -19,20 +17,9 @@ from tests.otlp import (
     response_of,
     span,
 )
+from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def key(make_client) -> str:  # type: ignore[no-untyped-def]
-    return make_client("agent").raw_key
-
-
-@pytest.fixture
-def client(django_capture_on_commit_callbacks) -> Client:  # type: ignore[no-untyped-def]
-    committing = CommittingClient()
-    committing.capture = django_capture_on_commit_callbacks
-    return committing
 
 
 def a_tool(trace_id: bytes, parent: bytes, name: str = "kb", **attributes):  # type: ignore[no-untyped-def]

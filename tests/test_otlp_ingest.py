@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from django.test import Client
 
 from diagnosis.models import (
     DiagnosisSession,
@@ -16,7 +15,6 @@ from diagnosis.models import (
 from tests.otlp import (
     JSON,
     PROTOBUF,
-    CommittingClient,
     export,
     new_span_id,
     new_trace_id,
@@ -25,20 +23,9 @@ from tests.otlp import (
     response_of,
     span,
 )
+from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def key(make_client) -> str:  # type: ignore[no-untyped-def]
-    return make_client("agent").raw_key
-
-
-@pytest.fixture
-def client(django_capture_on_commit_callbacks) -> Client:  # type: ignore[no-untyped-def]
-    committing = CommittingClient()
-    committing.capture = django_capture_on_commit_callbacks
-    return committing
 
 
 def genai_run(trace_id: bytes, *, conversation: str | None = "conv-1", error: str | None = None):  # type: ignore[no-untyped-def]

@@ -5,7 +5,6 @@ never arrives. OTLP's Span.flags say that parent is remote, and the span is the 
 import json
 
 import pytest
-from django.test import Client
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.trace.v1.trace_pb2 import SpanFlags
 from opentelemetry.sdk.trace import TracerProvider
@@ -17,7 +16,6 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from diagnosis.models import DiagnosisSession, Span, ToolInvocation
 from tests.otlp import (
     JSON,
-    CommittingClient,
     export,
     new_span_id,
     new_trace_id,
@@ -25,6 +23,7 @@ from tests.otlp import (
     post,
     span,
 )
+from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
 
@@ -38,18 +37,6 @@ AGENT_RUN = {
     "input.value": "订单服务 504 怎么办？",
     "output.value": "payment-gateway 连接池耗尽：扩容。",
 }
-
-
-@pytest.fixture
-def key(make_client) -> str:  # type: ignore[no-untyped-def]
-    return make_client("agent").raw_key
-
-
-@pytest.fixture
-def client(django_capture_on_commit_callbacks) -> Client:  # type: ignore[no-untyped-def]
-    committing = CommittingClient()
-    committing.capture = django_capture_on_commit_callbacks
-    return committing
 
 
 def kb_tool(trace_id: bytes, parent: bytes):  # type: ignore[no-untyped-def]

@@ -9,7 +9,6 @@ from django.test import Client
 
 from diagnosis.models import DiagnosisSession, Span, ToolInvocation
 from tests.otlp import (
-    CommittingClient,
     export,
     new_span_id,
     new_trace_id,
@@ -17,20 +16,9 @@ from tests.otlp import (
     response_of,
     span,
 )
+from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def key(make_client) -> str:  # type: ignore[no-untyped-def]
-    return make_client("agent").raw_key
-
-
-@pytest.fixture
-def client(django_capture_on_commit_callbacks) -> Client:  # type: ignore[no-untyped-def]
-    committing = CommittingClient()
-    committing.capture = django_capture_on_commit_callbacks
-    return committing
 
 
 def kb_tool(trace_id: bytes, parent: bytes, **attributes):  # type: ignore[no-untyped-def]

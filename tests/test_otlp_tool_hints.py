@@ -7,12 +7,10 @@ import json
 import logging
 
 import pytest
-from django.test import Client
 
 from diagnosis.models import Span, ToolCatalogEntry, ToolInvocation, ToolKind
 from tests.otlp import (
     JSON,
-    CommittingClient,
     export,
     new_span_id,
     new_trace_id,
@@ -21,22 +19,11 @@ from tests.otlp import (
     response_of,
     span,
 )
+from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
 
 TWO_DOCUMENTS = '["E1234: 磁盘写满", "检查日志轮转"]'
-
-
-@pytest.fixture
-def key(make_client) -> str:  # type: ignore[no-untyped-def]
-    return make_client("agent").raw_key
-
-
-@pytest.fixture
-def client(django_capture_on_commit_callbacks) -> Client:  # type: ignore[no-untyped-def]
-    committing = CommittingClient()
-    committing.capture = django_capture_on_commit_callbacks
-    return committing
 
 
 def a_run(*tools):  # type: ignore[no-untyped-def]
