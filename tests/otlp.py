@@ -120,3 +120,19 @@ def response_of(response) -> ExportTraceServiceResponse:  # type: ignore[no-unty
     if response["Content-Type"].startswith(JSON):
         return json_format.Parse(response.content, ExportTraceServiceResponse())
     return ExportTraceServiceResponse.FromString(response.content)
+
+
+def kb_tool(trace_id: bytes, parent: bytes, **attributes: Any) -> Span:
+    """A retrieval tool `kb` that found the exact match (L0), under `parent`."""
+    return span(
+        "execute_tool kb",
+        trace_id=trace_id,
+        parent=parent,
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "kb",
+            "diagnosis.tool.kind": "retrieval",
+            "diagnosis.match_level": "L0",
+            **attributes,
+        },
+    )

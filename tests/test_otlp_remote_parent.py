@@ -17,6 +17,7 @@ from diagnosis.models import DiagnosisSession, Span, ToolInvocation
 from tests.otlp import (
     JSON,
     export,
+    kb_tool,
     new_span_id,
     new_trace_id,
     otlp_json,
@@ -37,20 +38,6 @@ AGENT_RUN = {
     "input.value": "订单服务 504 怎么办？",
     "output.value": "payment-gateway 连接池耗尽：扩容。",
 }
-
-
-def kb_tool(trace_id: bytes, parent: bytes):  # type: ignore[no-untyped-def]
-    return span(
-        "execute_tool kb",
-        trace_id=trace_id,
-        parent=parent,
-        attributes={
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "kb",
-            "diagnosis.tool.kind": "retrieval",
-            "diagnosis.match_level": "L0",
-        },
-    )
 
 
 def agent_behind_a_gateway(flags: int):  # type: ignore[no-untyped-def]

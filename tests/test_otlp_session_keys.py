@@ -10,6 +10,7 @@ from django.test import Client
 from diagnosis.models import DiagnosisSession, Span, ToolInvocation
 from tests.otlp import (
     export,
+    kb_tool,
     new_span_id,
     new_trace_id,
     post,
@@ -19,21 +20,6 @@ from tests.otlp import (
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
-
-
-def kb_tool(trace_id: bytes, parent: bytes, **attributes):  # type: ignore[no-untyped-def]
-    return span(
-        "execute_tool kb",
-        trace_id=trace_id,
-        parent=parent,
-        attributes={
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "kb",
-            "diagnosis.tool.kind": "retrieval",
-            "diagnosis.match_level": "L0",
-            **attributes,
-        },
-    )
 
 
 def a_root(trace_id: bytes, span_id: bytes, session_id: str | None):  # type: ignore[no-untyped-def]
