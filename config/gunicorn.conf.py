@@ -59,6 +59,15 @@ else:
     control_socket_disable = True
 
 
+# Whether a request came over HTTPS is Django's call alone: SECURE_PROXY_SSL_HEADER=1 trusts
+# a TLS proxy's X-Forwarded-Proto, and nothing else does. gunicorn's default trusts that
+# header (and X-Forwarded-Ssl, X-Forwarded-Protocol) from 127.0.0.1 and ::1 itself and
+# sets wsgi.url_scheme to https, so with SECURE_PROXY_SSL_HEADER=0 any local process
+# could send plain HTTP past the 403 https_required and the redirect to HTTPS. gunicorn
+# has no command-line option for this setting; it is read from this file only.
+secure_scheme_headers: dict[str, str] = {}
+
+
 def on_starting(server):  # type: ignore[no-untyped-def]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django

@@ -37,16 +37,23 @@ def https_redirect_applies(request: HttpRequest) -> bool:
 
 class HttpsRequiredMiddleware:
     """403 `https_required` in the API's error shape (config.middleware.api_error) for a
-    plain-HTTP /api/ request SecurityMiddleware would redirect; placed before it."""
+    plain-HTTP /api or /api/... request SecurityMiddleware would redirect; placed before it.
+    The browser pages keep the redirect with a trailing slash and below them as well."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if (
-            request.path.startswith("/api/")
+            _under(request.path, "/api")
             and https_redirect_applies(request)
-            and request.path not in {reverse(name) for name in _BROWSER_PAGES}
+            and not any(_under(request.path, reverse(name)) for name in _BROWSER_PAGES)
         ):
             return api_error(request, 403, HTTPS_REQUIRED, HTTPS_REQUIRED_MESSAGE)
         return self.get_response(request)
+
+
+def _under(path: str, prefix: str) -> bool:
+    """Whether `path` is `prefix` itself, with a trailing slash or not, or a path below it
+    (`/api/docs/x` is under `/api/docs`, `/api/docsx` is not)."""
+    return path == prefix or path.startswith(prefix + "/")

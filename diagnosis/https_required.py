@@ -18,14 +18,15 @@ OTLP_TRACES_PATH = "/v1/traces"
 
 
 class OtlpHttpsRequiredMiddleware:
-    """403 for a plain-HTTP request to /v1/traces SecurityMiddleware would redirect;
-    placed before it."""
+    """403 for a plain-HTTP request to /v1/traces (or /v1/traces/) SecurityMiddleware would
+    redirect; placed before it."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path == OTLP_TRACES_PATH and https_redirect_applies(request):
+        # With a trailing slash too: the 301 it would get is as silent a loss.
+        if request.path.rstrip("/") == OTLP_TRACES_PATH and https_redirect_applies(request):
             try:
                 encoding = otlp_wire.encoding_of(request.content_type or "")
             except otlp_wire.WireError:

@@ -18,12 +18,15 @@ REDACTED = "[redacted]"
 # key = value and "key": "value" forms; the value is the secret. A key ending in one of
 # these words counts (db_password, client_secret); a key naming a secret counts whatever
 # follows the word (SECRET_KEY, secret_key_base), but not the other words: `max_tokens`
-# and `prompt_tokens` are token counts, in every model span.
+# and `prompt_tokens` are token counts, in every model span. A value in quotes is the
+# secret up to its closing quote (a backslash escapes one), spaces and all, or to the end
+# of the line when cut off before it; a value without quotes ends at a space or separator.
 _KEYED = (
     r"(?i)(?:pass(?:word|wd|phrase)?|pwd|secrets?(?:[_-][\w-]*)?|api[_-]?key|apikey"
     r"|access[_-]?key(?:[_-]?id)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token"
     r"|private[_-]?key)"
-    r"""["']?\s*[:=]\s*["']?(?P<secret>[^\s"',;&}]+)"""
+    r"""["']?\s*[:=]\s*(?P<quote>["'])?"""
+    r"""(?P<secret>(?(quote)(?:\\.|(?!(?P=quote))[^\\\r\n])+|[^\s"',;&}]+))"""
 )
 
 # The password of a URL (scheme://user:password@host), up to the last @ before the path:
@@ -55,8 +58,13 @@ _DEFAULTS: list[tuple[str, tuple[str, ...] | None]] = [
     (r"\bxox[abpr]-[A-Za-z0-9-]{10,}", ("xox",)),
     (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyj",)),
     (r"\b[A-Za-z0-9]{8}\.[A-Za-z0-9]{32}\b", (".",)),
-    # E-mail addresses.
-    (r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}", ("@",)),
+    # E-mail addresses, but not the user of a URL (ssh://git@github.com/...): the URL's
+    # password, if any, was redacted above.
+    (
+        r"(?<!://)(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+"
+        r"(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}",
+        ("@",),
+    ),
     # Phone numbers: mainland China mobiles, and international +country numbers.
     (r"(?<!\d)(?:\+?86[\s-]?)?1[3-9]\d{9}(?!\d)", None),
     (r"(?<![\w+])\+\d{1,3}[\s-]?\(?\d{2,4}\)?[\s-]?\d{3,4}[\s-]?\d{3,4}(?!\d)", ("+",)),

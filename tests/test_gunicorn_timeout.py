@@ -3,6 +3,8 @@
 check of its connection and DB_CONNECT_TIMEOUT for a new one, then answers 503. A worker
 killed by gunicorn before that answers nothing at all. An operator's own --timeout wins."""
 
+import http.client
+import json
 import re
 import runpy
 import subprocess
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT
+from tests.processes import ROOT, free_port, stop_group, wait_for
 from tests.test_settings import load_settings, production_env
 
 CONF = ROOT / "config" / "gunicorn.conf.py"
@@ -96,3 +98,61 @@ def test_an_operators_timeout_on_the_command_line_or_in_gunicorn_cmd_args_wins(
         90,
     )
     assert effective_timeouts(tmp_path, GUNICORN_CMD_ARGS="--timeout 120")[0] == 120
+
+
+def test_gunicorn_trusts_no_scheme_header_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SECURE_PROXY_SSL_HEADER alone decides whether X-Forwarded-Proto makes a request
+    # HTTPS; gunicorn's default trusted it from 127.0.0.1 whatever that setting said.
+    assert conf(monkeypatch)["secure_scheme_headers"] == {}
+
+
+def post_from_localhost(
+    base: str, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, bytes]:
+    """POST an empty JSON object to `base` + `path`; the status and body, never following a
+    redirect."""
+    host, port = base.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        connection.request(
+            "POST",
+            path,
+            body=b"{}",
+            headers={"Content-Type": "application/json", **(headers or {})},
+        )
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def answers_at_all(base: str) -> bool:
+    try:
+        post_from_localhost(base, "/healthz")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.integration
+def test_a_local_x_forwarded_proto_does_not_make_plain_http_secure(tmp_path) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = production_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    env.update(ALLOWED_HOSTS="127.0.0.1", SECURE_SSL_REDIRECT="1", SECURE_PROXY_SSL_HEADER="0")
+    process = subprocess.Popen(
+        [GUNICORN, "-c", "config/gunicorn.conf.py", "config.wsgi", "--bind", base[7:]],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: answers_at_all(base), timeout=60, what="gunicorn")
+        status, body = post_from_localhost(base, "/api/sessions", {"X-Forwarded-Proto": "https"})
+    finally:
+        stop_group(process)
+
+    assert status == 403
+    assert json.loads(body)["code"] == "https_required"

@@ -161,3 +161,48 @@ def test_the_refusals_count_under_the_route_asked_for(api, make_client) -> None:
     for labels in (api_labels, otlp_labels):
         name = "diagnosis_http_requests_total"
         assert value(after, name, **labels) == value(before, name, **labels) + 1
+
+
+def test_a_plain_http_otlp_export_to_the_path_with_a_trailing_slash_is_refused_too(
+    make_client,
+) -> None:
+    key = make_client("agent").raw_key
+
+    response = Client().post(
+        "/v1/traces/",
+        one_span().SerializeToString(),
+        content_type="application/x-protobuf",
+        HTTP_AUTHORIZATION=f"Api-Key {key}",
+    )
+
+    assert response.status_code == 403
+    assert Status.FromString(response.content).code == PERMISSION_DENIED
+    assert not Span.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/docs/", "/api/schema/", "/api/docs/oauth2-redirect", "/api/schema?format=json"],
+)
+def test_the_browser_pages_keep_the_redirect_with_a_trailing_slash_or_below_them(
+    client, path: str
+) -> None:
+    response = client.get(path)
+
+    assert response.status_code == 301
+    assert response["Location"].startswith("https://testserver/api/")
+
+
+@pytest.mark.parametrize("path", ["/api/docsx", "/api/schemas"])
+def test_a_path_that_only_begins_like_a_browser_page_is_refused(client, path: str) -> None:
+    response = client.get(path)
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "https_required"
+
+
+def test_the_api_root_without_its_slash_is_refused_not_redirected(client) -> None:
+    response = client.get("/api")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "https_required"

@@ -81,3 +81,79 @@ def test_a_user_id_that_is_an_email_address_is_stored_as_sent(make_client) -> No
     assert response.status_code == 200
     session = DiagnosisSession.objects.get(session_id="by-mail")
     assert session.user_id == "li.wei@corp.example.com"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ('export SECRET_KEY_BASE="abc def"', f'export SECRET_KEY_BASE="{REDACTED}"'),
+        ('password="correct horse battery"', f'password="{REDACTED}"'),
+        ('api_key: "sk live 123"', f'api_key: "{REDACTED}"'),
+        ("password='correct horse battery'", f"password='{REDACTED}'"),
+        ('{"password": "a b c"}', f'{{"password": "{REDACTED}"}}'),
+        ('password="it\'s mine"', f'password="{REDACTED}"'),
+        ('{"token": "a \\" b"}', f'{{"token": "{REDACTED}"}}'),
+        # A value cut off before its closing quote is redacted to the end of the line.
+        ('password="correct horse batt', f'password="{REDACTED}'),
+    ],
+    ids=["export", "double", "yaml", "single", "json", "other-quote", "escaped", "unclosed"],
+)
+def test_a_quoted_secret_value_is_redacted_whole(text: str, redacted: str) -> None:
+    assert redactor()(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (
+            'login password="a b" user="li wei" ok',
+            f'login password="{REDACTED}" user="li wei" ok',
+        ),
+        ('{"password": "a b", "user": "li"}', f'{{"password": "{REDACTED}", "user": "li"}}'),
+        (
+            "password='x y'\nnext line with spaces",
+            f"password='{REDACTED}'\nnext line with spaces",
+        ),
+    ],
+    ids=["line", "json", "next-line"],
+)
+def test_the_text_after_a_quoted_secrets_closing_quote_is_kept(text: str, redacted: str) -> None:
+    assert redactor()(text) == redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("password=abc def", f"password={REDACTED} def"),
+        ("token=abc,next=1", f"token={REDACTED},next=1"),
+        ('password=""', 'password=""'),
+    ],
+)
+def test_an_unquoted_secret_value_ends_at_the_first_space_or_separator(
+    text: str, redacted: str
+) -> None:
+    assert redactor()(text) == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'user="li wei" note="a b c"',
+        '{"query": "disk full on db-1", "max_tokens": 1024}',
+        "message='connection reset by peer'",
+    ],
+)
+def test_quoted_values_of_other_keys_are_left_alone(text: str) -> None:
+    assert redactor()(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ssh://git@github.com:22/a.git", "clone https://deploy@git.example.com/x.git failed"],
+)
+def test_the_user_in_a_urls_authority_is_not_taken_for_an_email_address(text: str) -> None:
+    assert redactor()(text) == text
+
+
+def test_an_email_address_after_a_colon_is_still_redacted() -> None:
+    assert redactor()("mailto:li.wei@corp.example.com") == f"mailto:{REDACTED}"
