@@ -13,7 +13,7 @@ record into a tool-invocation object of the REST API's shape.
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -35,6 +35,9 @@ SESSION_ATTRIBUTES = (
 )
 USER_ATTRIBUTES = ("user.id", "enduser.id", "langfuse.user.id")
 TRUNCATED_ATTRIBUTE = "diagnosis.truncated"
+# Set (true) on a span whose parent is remote, as Span.flags said: the stored span keeps
+# it, so a later request bringing the agent's run below it can make it the root.
+REMOTE_PARENT_ATTRIBUTE = "diagnosis.parent_is_remote"
 # How deep the stored attributes nest, their object being the first level: MariaDB's CHECK
 # on the JSON column refuses JSON nested deeper than 32. An array or kvlist that would
 # nest deeper is stored as its JSON text, a string: the same span is stored alike on every
@@ -90,10 +93,9 @@ class SpanRecord:
 
     @property
     def is_root(self) -> bool:
-        """The session's root: a span with no parent, or whose parent is in another
-        process (a gateway that sent `traceparent` exports its spans elsewhere, if at all:
-        the agent's top span is the top of all this service gets)."""
-        return not self.parent_span_id or self.parent_is_remote
+        """A span with no parent: the root of its trace. One whose parent is remote may be
+        the root too, when the agent's run is below it (see `root_span_id`)."""
+        return not self.parent_span_id
 
     @property
     def duration_ms(self) -> int:
@@ -146,6 +148,8 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         attributes[item.key] = _value(item.value, item.key, redact, max_chars, cut)
     if cut:
         attributes[TRUNCATED_ATTRIBUTE] = sorted(set(cut))
+    if _parent_is_remote(span):
+        attributes[REMOTE_PARENT_ATTRIBUTE] = True
     started = _time(span.start_time_unix_nano)
     ended = _time(span.end_time_unix_nano) if span.end_time_unix_nano else started
     is_error = span.status.code == Status.STATUS_CODE_ERROR
@@ -254,11 +258,51 @@ def _role(span: ProtoSpan, attributes: Mapping[str, Any]) -> str:
         return SpanRole.TOOL
     if operation in _MODEL_OPERATIONS or openinference in ("LLM", "EMBEDDING"):
         return SpanRole.MODEL
-    # Some converters send a root's parent id as eight zero bytes rather than none.
-    is_root = not any(span.parent_span_id) or _parent_is_remote(span)
+    # Some converters send a root's parent id as eight zero bytes rather than none. A
+    # span whose parent is remote is an agent span only when it says so: a tool endpoint's
+    # server span continues the agent's trace too.
+    is_root = not any(span.parent_span_id)
     if operation in _AGENT_OPERATIONS or openinference == "AGENT" or is_root:
         return SpanRole.AGENT
     return SpanRole.OTHER
+
+
+@dataclass(frozen=True)
+class KnownSpan:
+    """What a trace's root is found by: a span of the request, or one already stored."""
+
+    span_id: str
+    parent_span_id: str
+    role: str
+    parent_is_remote: bool
+    started_at: datetime
+
+
+def root_span_id(spans: Iterable[KnownSpan]) -> str | None:
+    """The root among the spans known for one trace: its span with no parent (the first
+    started), whenever it has one; else the local top of the agent's run, a span whose
+    parent is remote (and not among the known) with an agent span at or below it (an
+    agent behind a gateway). A remote-parented span with no agent below it (a tool
+    endpoint the agent called) is no root. None while neither is known."""
+    known = {s.span_id: s for s in spans}
+    parentless = [s for s in known.values() if not s.parent_span_id]
+    if parentless:
+        return min(parentless, key=lambda s: s.started_at).span_id
+    tops = [_remote_top(s, known) for s in known.values() if s.role == SpanRole.AGENT]
+    found = [top for top in tops if top is not None]
+    return min(found, key=lambda s: s.started_at).span_id if found else None
+
+
+def _remote_top(span: KnownSpan, known: Mapping[str, KnownSpan]) -> KnownSpan | None:
+    """The span at or above `span` whose parent is remote and not known, if any."""
+    seen = set()
+    while span.span_id not in seen:
+        seen.add(span.span_id)
+        parent = known.get(span.parent_span_id)
+        if parent is None:
+            return span if span.parent_is_remote else None
+        span = parent
+    return None
 
 
 def _parent_is_remote(span: ProtoSpan) -> bool:

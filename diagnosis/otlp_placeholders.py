@@ -7,7 +7,14 @@ everything the placeholder holds moves to the named session (spans, tool facts, 
 searches an agent made naming the trace id), with the completion when the root was among
 them, and the placeholder's creation when it is the earlier: the session began when its
 first span was stored. The placeholder goes once it is empty.
+
+Two requests of one trace at once can each miss what the other has not committed yet:
+one stores spans under the trace id while the other, naming the session, looks for a
+placeholder and finds none. Each request therefore looks again once it has committed
+(`placeholders_joined`): the later of the two sees both, and moves the placeholder then.
 """
+
+from collections.abc import Iterable
 
 from diagnosis.models import DiagnosisSession, SessionStatus, Span
 
@@ -28,9 +35,11 @@ def placeholders_adopted(
         session_id = sessions_by_trace[trace]
         if placeholder_id == session_id or placeholder_id != trace:
             continue
-        placeholder = DiagnosisSession.objects.select_for_update().get(session_id=placeholder_id)
-        if placeholder.feedback is not None:
-            continue
+        placeholder = (
+            DiagnosisSession.objects.select_for_update().filter(session_id=placeholder_id).first()
+        )
+        if placeholder is None or placeholder.feedback is not None:
+            continue  # moved by a request that committed meanwhile, or rated
         moved = _rows_moved(placeholder_id, session_id)
         _creation_adopted(placeholder, sessions[session_id])
         if _completion_adopted(placeholder, sessions[session_id]) or moved:
@@ -38,6 +47,31 @@ def placeholders_adopted(
         if not _holds_anything(placeholder_id):
             placeholder.delete()
     return adopted
+
+
+def placeholders_joined(traces: Iterable[str]) -> set[str]:
+    """The placeholders of `traces` moved to the session their other spans went to, when
+    both hold spans of the trace (two requests of the trace committed at once; see the
+    module's docstring); in a transaction of its own, after the request's. A trace whose
+    spans went to more than one named session is left as it is. Returns the sessions that
+    gained facts or their completion."""
+    held: dict[str, set[str]] = {}
+    for trace, session_id in (
+        Span.objects.filter(trace_id__in=list(traces))
+        .values_list("trace_id", "session_id")
+        .distinct()
+    ):
+        held.setdefault(trace, set()).add(session_id)
+    named = {
+        trace: next(iter(sessions - {trace}))
+        for trace, sessions in held.items()
+        if trace in sessions and len(sessions - {trace}) == 1
+    }
+    if not named:
+        return set()
+    locked = DiagnosisSession.objects.select_for_update().filter(session_id__in=set(named.values()))
+    sessions = {session.session_id: session for session in locked.order_by("id")}
+    return placeholders_adopted(sessions_by_trace=named, sessions=sessions)
 
 
 def _session_rows() -> list:

@@ -33,9 +33,9 @@ from diagnosis.models import (
     ToolKind,
 )
 from diagnosis.otlp_facts import tool_facts_body
-from diagnosis.otlp_mapping import SpanRecord
+from diagnosis.otlp_mapping import REMOTE_PARENT_ATTRIBUTE, KnownSpan, SpanRecord, root_span_id
 from diagnosis.otlp_messages import answer_of, question_of
-from diagnosis.otlp_placeholders import placeholders_adopted
+from diagnosis.otlp_placeholders import placeholders_adopted, placeholders_joined
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
@@ -72,6 +72,8 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         _catalog_add(unseen, {r.tool_name for r in new if r.tool_name})
         if new:
             _write(new, sessions_by_trace, facts)
+    if new:
+        _split_traces_joined({r.trace_id for r in new})
     duplicates = len(kept) - len([r for r in kept if (r.trace_id, r.span_id) not in stored])
     metrics.otlp_spans(accepted=len(new), duplicates=duplicates, rejected=len(rejected))
     logger.info(
@@ -79,6 +81,17 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         extra={"stored": len(new), "duplicates": duplicates, "rejected": len(rejected)},
     )
     return IngestResult(len(new), duplicates, rejected, _told(new, notes))
+
+
+def _split_traces_joined(traces: set[str]) -> None:
+    """Once committed: the placeholders of these traces that a request committing at the
+    same time filled (see diagnosis.otlp_placeholders) moved to their sessions, which are
+    scored again when they gained facts or their completion."""
+    with transaction.atomic():
+        for session_id in placeholders_joined(traces):
+            session = DiagnosisSession.objects.get(session_id=session_id)
+            if session.status == SessionStatus.SUCCESS:
+                enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
 
 
 def _told(stored: list[SpanRecord], notes: Notes) -> list[str]:
@@ -292,8 +305,44 @@ def _write(
     )
     ToolInvocation.objects.bulk_create(invocations)
     with_new_facts = {invocation.session_id for invocation in invocations} | adopted
+    roots = _roots(records)
     for session_id, group in by_session.items():
-        _session_update(sessions[session_id], group, rescore=session_id in with_new_facts)
+        root = next((roots[r.trace_id] for r in group if roots.get(r.trace_id)), None)
+        _session_update(
+            sessions[session_id], group, root=root, rescore=session_id in with_new_facts
+        )
+
+
+def _roots(records: list[SpanRecord]) -> dict[str, SpanRecord | Span]:
+    """The root of each trace of `records` that this request found: one of its spans, or
+    a span stored earlier that the agent's run (in this request) now lies below. The new
+    spans are written by now, so the table holds every span known for these traces. A
+    trace whose span with no parent was stored earlier has no root here: that span
+    completed its session then, and a span with a remote parent does not displace it."""
+    roots: dict[str, SpanRecord | Span] = {}
+    for record in records:
+        if record.is_root and record.trace_id not in roots:
+            roots[record.trace_id] = record
+    others = {r.trace_id for r in records} - set(roots)
+    if not others:
+        return roots
+    new = {(r.trace_id, r.span_id): r for r in records}
+    spans = Span.objects.filter(trace_id__in=others)
+    remote = set(
+        spans.filter(attributes__has_key=REMOTE_PARENT_ATTRIBUTE).values_list("trace_id", "span_id")
+    )
+    known: dict[str, list[KnownSpan]] = defaultdict(list)
+    for trace, span_id, parent, role, started in spans.values_list(
+        "trace_id", "span_id", "parent_span_id", "role", "started_at"
+    ):
+        known[trace].append(KnownSpan(span_id, parent, role, (trace, span_id) in remote, started))
+    for trace in others:
+        root_id = root_span_id(known[trace])
+        if (trace, root_id) in new:
+            roots[trace] = new[trace, root_id]
+        elif root_id is not None and (trace, root_id) in remote:
+            roots[trace] = Span.objects.get(trace_id=trace, span_id=root_id)
+    return roots
 
 
 def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:
@@ -331,7 +380,7 @@ def _question(group: list[SpanRecord]) -> str | None:
     return None
 
 
-def _answer(session: DiagnosisSession, root: SpanRecord) -> str | None:
+def _answer(session: DiagnosisSession, root: SpanRecord | Span) -> str | None:
     """The answer from the root span, else from the trace's last model call (stored or new)."""
     text = answer_of(root.attributes)
     if text:
@@ -352,14 +401,19 @@ def _answer(session: DiagnosisSession, root: SpanRecord) -> str | None:
     return None
 
 
-def _session_update(session: DiagnosisSession, group: list[SpanRecord], *, rescore: bool) -> None:
+def _session_update(
+    session: DiagnosisSession,
+    group: list[SpanRecord],
+    *,
+    root: SpanRecord | Span | None,
+    rescore: bool,
+) -> None:
     changed = []
     if not session.query:
         question = _question(group)
         if question:
             session.query = question
             changed.append("query")
-    root = next((r for r in group if r.is_root), None)
     completed = False
     if root is not None and session.status == SessionStatus.RUNNING:
         session.status = SessionStatus.FAILED if root.is_error else SessionStatus.SUCCESS
