@@ -185,3 +185,22 @@ def test_json_nested_past_mariadbs_limit_is_neither_a_lost_race_nor_an_outage() 
     assert error.args[0] == 4025  # CONSTRAINT otlp_span.attributes failed
     assert not lost_a_race(error)
     assert outage_kind(error) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (1213, "Deadlock found when trying to get lock; try restarting transaction"),
+        (1205, "Lock wait timeout exceeded; try restarting transaction"),
+    ],
+)
+def test_a_transaction_rolled_back_for_another_s_locks_is_a_race_retried(code, message) -> None:
+    from django.db import OperationalError
+
+    assert lost_a_race(OperationalError(code, message))
+
+
+def test_a_database_gone_is_no_race_to_retry_at_once() -> None:
+    from django.db import OperationalError
+
+    assert not lost_a_race(OperationalError(2003, "Can't connect to MySQL server"))
