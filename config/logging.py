@@ -1,5 +1,7 @@
 """Structured logs: one JSON object per line, with the session id on every line about a
-session (bound per request or task, or passed as `extra={"session_id": ...}`)."""
+session (bound per request or task, or passed as `extra={"session_id": ...}`) and the
+request id (X-Request-ID, config.request_id) on every line written while a request is
+handled."""
 
 import contextlib
 import contextvars
@@ -8,9 +10,10 @@ import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from django.core.signals import request_started
+from django.core.signals import request_finished, request_started
 
 _session_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("session_id", default=None)
+_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 
 # Attributes every LogRecord has; anything else was passed in `extra` and is logged.
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
@@ -31,7 +34,7 @@ def tag_request(session_id: str | None) -> None:
 
     Unlike bind_session_id this outlives the view, so Django's own request log line
     (written after the view returns, e.g. "Conflict: ...") carries it too. Cleared when
-    the next request starts.
+    the request is finished and when the next one starts.
     """
     _session_id.set(session_id)
 
@@ -41,6 +44,28 @@ def _clear_request_tag(**kwargs: object) -> None:
 
 
 request_started.connect(_clear_request_tag, dispatch_uid="config.logging.clear_request_tag")
+request_finished.connect(_clear_request_tag, dispatch_uid="config.logging.clear_request_tag.finish")
+
+
+def set_request_id(request_id: str) -> None:
+    """Name the request being handled on every log line until it is finished, Django's own
+    request line (written after the middleware returns) included."""
+    _request_id.set(request_id)
+
+
+def current_request_id() -> str | None:
+    """The id of the request being handled, None outside a request (the worker)."""
+    return _request_id.get()
+
+
+def _clear_request_id(**kwargs: object) -> None:
+    _request_id.set(None)
+
+
+# Cleared when a request starts and when it is finished, so a line written between two
+# requests of a thread names neither.
+request_started.connect(_clear_request_id, dispatch_uid="config.logging.clear_request_id.start")
+request_finished.connect(_clear_request_id, dispatch_uid="config.logging.clear_request_id.finish")
 
 
 class AnsweredOutageFilter(logging.Filter):
@@ -65,9 +90,14 @@ class ClientErrorFilter(logging.Filter):
 
 
 class SessionContextFilter(logging.Filter):
+    """Adds the session id and the request id bound for the current context (a value the
+    call passed in `extra` wins); None, left out of the line, where there is none."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "session_id", None) is None:
             record.session_id = _session_id.get()
+        if getattr(record, "request_id", None) is None:
+            record.request_id = _request_id.get()
         return True
 
 

@@ -77,6 +77,8 @@ MIDDLEWARE = [
     # Before anything that may answer (413, CommonMiddleware): the browser can only read an
     # error whose response carries the CORS headers.
     "corsheaders.middleware.CorsMiddleware",
+    # X-Request-ID on every answer below (403, 413, 503) and on their log lines.
+    "config.request_id.RequestIdMiddleware",
     # Plain HTTP to /api/ and /v1/traces: 403 in the endpoint's error shape where
     # SecurityMiddleware would answer a 301, which programs read as success.
     "config.https_required.HttpsRequiredMiddleware",
@@ -258,8 +260,9 @@ CORS_ALLOW_CREDENTIALS = False
 CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
 CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language"]
 # A page reads only the safelisted response headers unless told more: the widget tells
-# the reader how long to wait after a 429 from its Retry-After.
-CORS_EXPOSE_HEADERS = ["Retry-After"]
+# the reader how long to wait after a 429 from its Retry-After, and can report an error's
+# X-Request-ID.
+CORS_EXPOSE_HEADERS = ["Retry-After", "X-Request-ID"]
 CORS_PREFLIGHT_MAX_AGE = 600
 
 # The admin's "Import cases" upload: larger files are refused before they are read
