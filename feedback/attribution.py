@@ -10,7 +10,13 @@ from django.utils.translation import gettext as _
 
 from diagnosis.selectors import ScoreBand
 from evaluation.factor_labels import factor_label
-from feedback.selectors import DEFAULT_OVERVIEW_WINDOW, OVERVIEW_WINDOWS, Rate, feedback_attribution
+from feedback.selectors import (
+    DEFAULT_OVERVIEW_WINDOW,
+    OVERVIEW_WINDOWS,
+    Rate,
+    feedback_attribution,
+    overview_window,
+)
 
 WIDTH, HEIGHT = 720, 240
 
@@ -70,12 +76,7 @@ def calibration_bars(bands: tuple[tuple[str, Rate], ...]) -> list[CalibrationBar
 
 def attribution_view(request: HttpRequest) -> TemplateResponse:
     """Staff only: mounted behind admin.site.admin_view in config/urls.py."""
-    try:
-        days = int(request.GET.get("days", DEFAULT_OVERVIEW_WINDOW))
-    except ValueError:
-        days = DEFAULT_OVERVIEW_WINDOW
-    if days not in OVERVIEW_WINDOWS:
-        days = DEFAULT_OVERVIEW_WINDOW
+    days = overview_window(request.GET.get("days"), default=DEFAULT_OVERVIEW_WINDOW)
     attribution = feedback_attribution(days=days)
     kinds = _kind_labels()
     rows = [

@@ -21,6 +21,7 @@ from feedback.selectors import (
     FeedbackOverview,
     FeedbackSplit,
     feedback_overview,
+    overview_window,
 )
 
 # Feedback kinds in the order they are stacked and drawn, with their CSS classes.
@@ -178,12 +179,7 @@ def _changelist(name: str, **params: str) -> str:
 
 def overview_view(request: HttpRequest) -> TemplateResponse:
     """Staff only: mounted behind admin.site.admin_view in config/urls.py."""
-    try:
-        days = int(request.GET.get("days", DEFAULT_OVERVIEW_WINDOW))
-    except ValueError:
-        days = DEFAULT_OVERVIEW_WINDOW
-    if days not in OVERVIEW_WINDOWS:
-        days = DEFAULT_OVERVIEW_WINDOW
+    days = overview_window(request.GET.get("days"), default=DEFAULT_OVERVIEW_WINDOW)
     overview = feedback_overview(days=days)
     structuring = case_structuring_accuracy()
     labels = _series_labels()

@@ -27,6 +27,23 @@ OVERVIEW_CACHE_SECONDS = 60
 SCORE_SAMPLE = 5_000
 
 
+def overview_window(days: int | str | None, *, default: int | None = None) -> int:
+    """`days` as one of OVERVIEW_WINDOWS, the days back the overview and attribution look.
+
+    A string (a query parameter) is read as a whole number. Anything else, or a window not
+    offered, is `default` when one is given (a page shows that), else a ValueError.
+    """
+    try:
+        window = int(days) if isinstance(days, str) else days
+    except ValueError:
+        window = None
+    if window in OVERVIEW_WINDOWS:
+        return window
+    if default is None:
+        raise ValueError(f"days must be one of {OVERVIEW_WINDOWS}")
+    return default
+
+
 def bad_cases_open_count() -> int:
     """Bad cases not resolved yet, of all time.
 
@@ -116,8 +133,7 @@ def feedback_overview(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> FeedbackOvervie
     caselibrary/selectors.py AWAITING_CURATION) are not limited to the window: they are
     what is left to do.
     """
-    if days not in OVERVIEW_WINDOWS:
-        raise ValueError(f"days must be one of {OVERVIEW_WINDOWS}")
+    days = overview_window(days)
     key = f"feedback-overview:{days}:{timezone.get_current_timezone_name()}"
     return cache.get_or_set(key, lambda: _compute_overview(days), OVERVIEW_CACHE_SECONDS)
 
@@ -296,8 +312,7 @@ def feedback_attribution(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> Attribution:
     index), so the page costs the same at a million sessions as at ten thousand; cached
     like the overview. The sample is said on the page.
     """
-    if days not in OVERVIEW_WINDOWS:
-        raise ValueError(f"days must be one of {OVERVIEW_WINDOWS}")
+    days = overview_window(days)
     key = f"feedback-attribution:{days}:{timezone.get_current_timezone_name()}"
     return cache.get_or_set(key, lambda: _compute_attribution(days), OVERVIEW_CACHE_SECONDS)
 

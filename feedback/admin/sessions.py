@@ -19,8 +19,9 @@ from caselibrary.models import CaseLibrary, CaseSearchHit
 from caselibrary.services.cases import session_can_become_case
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
-from diagnosis.models import DiagnosisSession, SessionStatus
+from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import session_invocations
+from evaluation.services import SCORABLE_STATUSES
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.admin.invocations import invocations_table
 from feedback.admin.reader_history import ReaderHistoryMixin
@@ -229,7 +230,7 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
                 messages.WARNING,
             )
             return
-        finished = [sid for sid, status in selected if status != SessionStatus.RUNNING]
+        finished = [sid for sid, status in selected if status in SCORABLE_STATUSES]
         # The scoring runs on the workers, after this request commits.
         for start in range(0, len(finished), RESCORE_BATCH):
             enqueue_on_commit(RESCORE_TASK, finished[start : start + RESCORE_BATCH])
