@@ -53,11 +53,6 @@ def set_request_id(request_id: str) -> None:
     _request_id.set(request_id)
 
 
-def current_request_id() -> str | None:
-    """The id of the request being handled, None outside a request (the worker)."""
-    return _request_id.get()
-
-
 def _clear_request_id(**kwargs: object) -> None:
     _request_id.set(None)
 
