@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.utils import timezone
 from rest_framework import serializers
 
 from config import metrics
@@ -32,10 +31,18 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
+from diagnosis.otlp_completion import (
+    Root,
+    completion_set,
+    completions_settled,
+    roots_found,
+)
+from diagnosis.otlp_completion import unsettled as unsettled_after
 from diagnosis.otlp_facts import tool_facts_body
-from diagnosis.otlp_mapping import REMOTE_PARENT_ATTRIBUTE, KnownSpan, SpanRecord, root_span_id
-from diagnosis.otlp_messages import answer_of, question_of
+from diagnosis.otlp_mapping import SpanRecord
+from diagnosis.otlp_messages import question_of
 from diagnosis.otlp_placeholders import placeholders_adopted, placeholders_joined
+from diagnosis.otlp_races import retried
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
@@ -54,11 +61,35 @@ class IngestResult:
 
 
 def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) -> IngestResult:
-    """Store the spans of one request (already redacted and trimmed), all or nothing."""
-    rejected = list(rejected)
-    records = _unique(records)
+    """Store the spans of one request (already redacted and trimmed), all or nothing; a
+    race lost to a request committing at the same time is retried (diagnosis.otlp_races)."""
+    records, rejected = _unique(records), list(rejected)
     if not records:
         return IngestResult(0, 0, rejected)
+    stored = retried(lambda: _stored(records, list(rejected)))
+    if stored.new:
+        retried(lambda: _split_traces_settled(stored))
+    accepted, refused = len(stored.new), len(stored.rejected)
+    duplicates = stored.kept - accepted
+    metrics.otlp_spans(accepted=accepted, duplicates=duplicates, rejected=refused)
+    logger.info(
+        "spans received", extra={"stored": accepted, "duplicates": duplicates, "rejected": refused}
+    )
+    return IngestResult(accepted, duplicates, stored.rejected, _told(stored.new, stored.notes))
+
+
+@dataclass(frozen=True)
+class _Stored:
+    kept: int  # spans of the request kept: stored now or before
+    new: list[SpanRecord]  # stored now
+    rejected: list[str]
+    unsettled: set[str]  # traces whose session is running or has no answer yet
+    notes: Notes
+
+
+def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
+    """One attempt: what it reads of the stored spans may have moved since an attempt
+    that lost a race, so each reads it again."""
     notes: Notes = defaultdict(list)
     sessions_by_trace = _sessions_by_trace(records, notes)
     with transaction.atomic():
@@ -70,25 +101,23 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         # The catalog gains the tools of the spans stored, in the same transaction: a span
         # refused, or a request that fails, leaves nothing behind, not even a tool's name.
         _catalog_add(unseen, {r.tool_name for r in new if r.tool_name})
-        if new:
-            _write(new, sessions_by_trace, facts)
-    if new:
-        _split_traces_joined({r.trace_id for r in new})
-    duplicates = len(kept) - len([r for r in kept if (r.trace_id, r.span_id) not in stored])
-    metrics.otlp_spans(accepted=len(new), duplicates=duplicates, rejected=len(rejected))
-    logger.info(
-        "spans received",
-        extra={"stored": len(new), "duplicates": duplicates, "rejected": len(rejected)},
-    )
-    return IngestResult(len(new), duplicates, rejected, _told(new, notes))
+        unsettled = _write(new, sessions_by_trace, facts) if new else set()
+    return _Stored(len(kept), new, rejected, unsettled, notes)
 
 
-def _split_traces_joined(traces: set[str]) -> None:
-    """Once committed: the placeholders of these traces that a request committing at the
-    same time filled (see diagnosis.otlp_placeholders) moved to their sessions, which are
-    scored again when they gained facts or their completion."""
+def _split_traces_settled(stored: _Stored) -> None:
+    """Once committed, what a request committing at the same time may have kept each from
+    seeing of the other: the placeholders of these traces that it filled move to their
+    sessions (diagnosis.otlp_placeholders), and the sessions this request left running
+    or without an answer are completed or answered from every committed span of their
+    trace (diagnosis.otlp_completion). Sessions that gained facts this way, or their
+    completion, are scored again."""
+    traces = {r.trace_id for r in stored.new}
     with transaction.atomic():
-        for session_id in placeholders_joined(traces):
+        joined = placeholders_joined(traces)
+        # A join may bring a session what the other request had unsettled.
+        completions_settled(traces if joined else stored.unsettled)
+        for session_id in joined:
             session = DiagnosisSession.objects.get(session_id=session_id)
             if session.status == SessionStatus.SUCCESS:
                 enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
@@ -267,7 +296,9 @@ def _write(
     records: list[SpanRecord],
     sessions_by_trace: dict[str, str],
     facts: dict[tuple[str, str], InvocationFacts],
-) -> None:
+) -> set[str]:
+    """Stores the new spans with their sessions and facts; returns the traces whose
+    session this left running or without an answer (diagnosis.otlp_completion)."""
     by_session: dict[str, list[SpanRecord]] = defaultdict(list)
     for record in records:
         by_session[sessions_by_trace[record.trace_id]].append(record)
@@ -305,44 +336,15 @@ def _write(
     )
     ToolInvocation.objects.bulk_create(invocations)
     with_new_facts = {invocation.session_id for invocation in invocations} | adopted
-    roots = _roots(records)
+    roots = roots_found(records)
+    unsettled = set()
     for session_id, group in by_session.items():
         root = next((roots[r.trace_id] for r in group if roots.get(r.trace_id)), None)
-        _session_update(
-            sessions[session_id], group, root=root, rescore=session_id in with_new_facts
-        )
-
-
-def _roots(records: list[SpanRecord]) -> dict[str, SpanRecord | Span]:
-    """The root of each trace of `records` that this request found: one of its spans, or
-    a span stored earlier that the agent's run (in this request) now lies below. The new
-    spans are written by now, so the table holds every span known for these traces. A
-    trace whose span with no parent was stored earlier has no root here: that span
-    completed its session then, and a span with a remote parent does not displace it."""
-    roots: dict[str, SpanRecord | Span] = {}
-    for record in records:
-        if record.is_root and record.trace_id not in roots:
-            roots[record.trace_id] = record
-    others = {r.trace_id for r in records} - set(roots)
-    if not others:
-        return roots
-    new = {(r.trace_id, r.span_id): r for r in records}
-    spans = Span.objects.filter(trace_id__in=others)
-    remote = set(
-        spans.filter(attributes__has_key=REMOTE_PARENT_ATTRIBUTE).values_list("trace_id", "span_id")
-    )
-    known: dict[str, list[KnownSpan]] = defaultdict(list)
-    for trace, span_id, parent, role, started in spans.values_list(
-        "trace_id", "span_id", "parent_span_id", "role", "started_at"
-    ):
-        known[trace].append(KnownSpan(span_id, parent, role, (trace, span_id) in remote, started))
-    for trace in others:
-        root_id = root_span_id(known[trace])
-        if (trace, root_id) in new:
-            roots[trace] = new[trace, root_id]
-        elif root_id is not None and (trace, root_id) in remote:
-            roots[trace] = Span.objects.get(trace_id=trace, span_id=root_id)
-    return roots
+        session = sessions[session_id]
+        _session_update(session, group, root=root, rescore=session_id in with_new_facts)
+        if unsettled_after(session, group):
+            unsettled |= {r.trace_id for r in group}
+    return unsettled
 
 
 def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:
@@ -380,32 +382,11 @@ def _question(group: list[SpanRecord]) -> str | None:
     return None
 
 
-def _answer(session: DiagnosisSession, root: SpanRecord | Span) -> str | None:
-    """The answer from the root span, else from the trace's last model call (stored or new)."""
-    text = answer_of(root.attributes)
-    if text:
-        return text
-    # The new spans are written by now: the trace's spans are all in the table.
-    spans = (
-        Span.objects.filter(
-            session_id=session.session_id, trace_id=root.trace_id, role__in=("agent", "model")
-        )
-        .exclude(span_id=root.span_id)
-        .order_by("-ended_at")
-        .only("attributes")
-    )
-    for span in spans:
-        text = answer_of(span.attributes)
-        if text:
-            return text
-    return None
-
-
 def _session_update(
     session: DiagnosisSession,
     group: list[SpanRecord],
     *,
-    root: SpanRecord | Span | None,
+    root: Root | None,
     rescore: bool,
 ) -> None:
     changed = []
@@ -416,10 +397,7 @@ def _session_update(
             changed.append("query")
     completed = False
     if root is not None and session.status == SessionStatus.RUNNING:
-        session.status = SessionStatus.FAILED if root.is_error else SessionStatus.SUCCESS
-        session.answer = _answer(session, root)
-        session.finished_at = timezone.now()
-        changed += ["status", "answer", "finished_at"]
+        changed += completion_set(session, root)
         completed = True
     if changed:
         session.save(update_fields=[*changed, "updated_at"])

@@ -8,7 +8,6 @@ allows ingest.
 """
 
 from django.conf import settings
-from django.db import IntegrityError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -19,6 +18,7 @@ from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
 from diagnosis.models import ApiKey, ApiPermission
 from diagnosis.otlp_mapping import span_count, spans_read
+from diagnosis.otlp_races import lost_a_race
 from diagnosis.otlp_services import traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
 from diagnosis.redaction import redactor
@@ -29,16 +29,6 @@ RETRY_AFTER_SECONDS = 5
 # Outages the exporter retries (config.middleware.outage_kind) are caught here, not left to
 # config.middleware (which answers them in plain text outside /api/), because exporters
 # read an error's google.rpc.Status.
-
-# Driver codes of a row refused for another transaction's rows, which a retry reads: a
-# duplicate key (MySQL/MariaDB 1062, 1586; SQLite's primary key 1555 and unique 2067) or
-# a foreign key whose row another transaction deleted or holds (1451, 1452; SQLite 787).
-_RACE_CODES = frozenset({1062, 1586, 1555, 2067, 1451, 1452, 787})
-# A transaction the database rolled back for another's locks, which the same request
-# retries: MySQL/MariaDB's deadlock (1213) and lock wait timeout (1205). Requests for one
-# trace sent at once (an exporter's parallel batches) lock the same sessions and spans.
-_ROLLED_BACK_CODES = frozenset({1213, 1205})
-RACE_ATTEMPTS = 3
 
 
 class OtlpKeyThrottle(WindowCountThrottle):
@@ -61,7 +51,7 @@ def traces_view(request: HttpRequest) -> HttpResponse:
     try:
         return _traces(request)
     except Exception as exc:
-        # A race lost at every attempt (see _ingest) is retried by the exporter as well.
+        # A race lost at every attempt (diagnosis.otlp_races) the exporter retries as well.
         what = "database" if lost_a_race(exc) else outage_kind(exc)
         if what is None:
             # Any other error, one about the data too (an IntegrityError or DataError:
@@ -117,7 +107,7 @@ def _traces(request: HttpRequest) -> HttpResponse:
     except WireError as error:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
-    result = _ingest(read.records, read.rejected)
+    result = traces_ingest(records=read.records, rejected=read.rejected)
     message = _answer_message(result.rejected, result.notes)
     # Spans stored with a note are not rejected: rejected_spans counts the spans lost, and
     # a message with none lost is a warning (OTLP: partial_success, rejected_spans 0).
@@ -145,36 +135,6 @@ def _declared_length(request: HttpRequest) -> int:
         return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return 0
-
-
-def _ingest(records: list, rejected: list[str]):  # type: ignore[no-untyped-def]
-    # Two requests carrying the same new span race on its unique key, requests for one
-    # trace sent at once may deadlock on its sessions' rows, and a trace-id session one
-    # request writes to may be moved by another; the loser tries again (and then finds
-    # the span stored, the rows free, the session moved), up to RACE_ATTEMPTS in all.
-    attempt = 1
-    while True:
-        try:
-            return traces_ingest(records=records, rejected=rejected)
-        except (IntegrityError, OperationalError) as exc:
-            if attempt == RACE_ATTEMPTS or not lost_a_race(exc):
-                raise
-            attempt += 1
-
-
-def lost_a_race(exc: BaseException) -> bool:
-    """Whether `exc` refused a row for another transaction's rows (a unique or foreign
-    key), not for its values (a CHECK or NOT NULL constraint), which fail again; or rolled
-    the transaction back for another's locks (a deadlock)."""
-    if isinstance(exc, OperationalError):
-        code = exc.args[0] if exc.args else None
-        return isinstance(code, int) and code in _ROLLED_BACK_CODES
-    if not isinstance(exc, IntegrityError):
-        return False
-    code = getattr(exc.__cause__, "sqlite_errorcode", None)  # Django keeps the message
-    if code is None and exc.args:
-        code = exc.args[0]  # MySQL/MariaDB: (code, message)
-    return isinstance(code, int) and code in _RACE_CODES
 
 
 def _answer_message(rejected: list[str], notes: list[str]) -> str:

@@ -136,3 +136,29 @@ def kb_tool(trace_id: bytes, parent: bytes, **attributes: Any) -> Span:
             **attributes,
         },
     )
+
+
+def stored_as_another_request_left_it(
+    session, trace: bytes, *, name: str, role: str, parent: bytes = b"", answer: str = ""
+):  # type: ignore[no-untyped-def]
+    """A span another request stored in `session` (committed while this one ran): what
+    two requests of one trace leave, which SQLite, one writer at a time, cannot interleave."""
+    from django.utils import timezone
+
+    from diagnosis.models import Span as StoredSpan
+
+    now = timezone.now()
+    return StoredSpan.objects.create(
+        session=session,
+        trace_id=trace.hex(),
+        span_id=new_span_id().hex(),
+        parent_span_id=parent.hex(),
+        name=name,
+        role=role,
+        started_at=now,
+        ended_at=now,
+        attributes={
+            "session.id": session.session_id,
+            **({"output.value": answer} if answer else {}),
+        },
+    )

@@ -15,7 +15,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyVa
 from config.middleware import outage_kind
 from diagnosis.models import DiagnosisSession, Span
 from diagnosis.otlp_mapping import MAX_JSON_DEPTH
-from diagnosis.otlp_views import lost_a_race
+from diagnosis.otlp_races import lost_a_race
 from tests.factories import DiagnosisSessionFactory
 from tests.otlp import JSON, PROTOBUF, export, new_span_id, new_trace_id, otlp_json, post, span
 

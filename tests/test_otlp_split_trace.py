@@ -14,7 +14,15 @@ from django.utils import timezone
 from diagnosis.models import DiagnosisSession, Span, ToolInvocation
 from diagnosis.otlp_placeholders import placeholders_joined
 from tests.factories import DiagnosisSessionFactory
-from tests.otlp import export, kb_tool, new_span_id, new_trace_id, post, span
+from tests.otlp import (
+    export,
+    kb_tool,
+    new_span_id,
+    new_trace_id,
+    post,
+    span,
+    stored_as_another_request_left_it,
+)
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
@@ -64,17 +72,7 @@ def test_a_root_left_under_the_trace_id_completes_the_running_named_session(clie
     post(client, export(agent, kb_tool(trace, root)), key=key)
     assert DiagnosisSession.objects.get(session_id=trace.hex()).status == "SUCCESS"
     named = DiagnosisSessionFactory(session_id="split-2", query="")
-    Span.objects.create(
-        session=named,
-        trace_id=trace.hex(),
-        span_id=new_span_id().hex(),
-        parent_span_id=root.hex(),
-        name="chat",
-        role="model",
-        started_at=timezone.now(),
-        ended_at=timezone.now(),
-        attributes={"session.id": "split-2"},
-    )
+    stored_as_another_request_left_it(named, trace, name="chat", role="model", parent=root)
 
     joined = placeholders_joined({trace.hex()})
 
