@@ -102,19 +102,23 @@ def _hits(attributes: dict[str, Any], ignored: list[str]) -> int | None:
     if HITS_ATTRIBUTE not in attributes:
         return None
     value = attributes[HITS_ATTRIBUTE]
+    count = value
     if isinstance(value, float) and value.is_integer():
-        value = int(value)
+        count = int(value)
     elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        value = int(value.strip())
-    if count_problems(value):
+        # Past INT_MAX's ten digits it is no count; int() of over 4300 digits would raise.
+        digits = value.strip().lstrip("0") or "0"
+        count = int(digits) if len(digits) <= len(str(INT_MAX)) else INT_MAX + 1
+    if count_problems(count):
+        # The value as sent (1e+300, not the 301 digits of int(1e300)).
         ignored.append(f"忽略 {HITS_ATTRIBUTE} {_shown(value)}：应为 0 到 {INT_MAX} 的整数")
         return None
-    return value
+    return count
 
 
 def _shown(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _level(record: SpanRecord, entry: ToolCatalogEntry | None, hits: int) -> str:

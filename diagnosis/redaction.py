@@ -21,12 +21,17 @@ REDACTED = "[redacted]"
 # and `prompt_tokens` are token counts, in every model span. A value in quotes is the
 # secret up to its closing quote (a backslash escapes one), spaces and all, or to the end
 # of the line when cut off before it; a value without quotes ends at a space or separator.
+# JSON held in a JSON string has its quotes escaped (\"api_key\": \"...\", and \\\" a level
+# deeper): such a value ends at the same escaped quote when no backslash comes before it
+# (one that does is a quote escaped inside the value), and the escaping is kept.
 _KEYED = (
     r"(?i)(?:pass(?:word|wd|phrase)?|pwd|secrets?(?:[_-][\w-]*)?|api[_-]?key|apikey"
     r"|access[_-]?key(?:[_-]?id)?|access[_-]?token|refresh[_-]?token|auth[_-]?token|token"
     r"|private[_-]?key)"
-    r"""["']?\s*[:=]\s*(?P<quote>["'])?"""
-    r"""(?P<secret>(?(quote)(?:\\.|(?!(?P=quote))[^\\\r\n])+|[^\s"',;&}]+))"""
+    r"""(?:\\*["'])?\s*[:=]\s*(?:(?P<quote>["'])|(?P<escaped>\\+["']))?"""
+    r"(?P<secret>(?(quote)(?:\\.|(?!(?P=quote))[^\\\r\n])+"
+    r"|(?(escaped)(?:(?!(?<!\\)(?P=escaped))[^\r\n])+"
+    r"""|(?!\\+["'])[^\s"',;&}]+)))"""
 )
 
 # The password of a URL (scheme://user:password@host), up to the last @ before the path:
@@ -59,14 +64,25 @@ _DEFAULTS: list[tuple[str, tuple[str, ...] | None]] = [
     (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyj",)),
     (r"\b[A-Za-z0-9]{8}\.[A-Za-z0-9]{32}\b", (".",)),
     # E-mail addresses, but not the user of a URL (ssh://git@github.com/...): the URL's
-    # password, if any, was redacted above.
+    # password, if any, was redacted above. Nor an scp-style address (git@github.com:org/
+    # repo.git, deploy@web-1.example.com:~/app), which holds no secret: a host followed by
+    # a colon and a path with a slash. The lookahead looks past the whole host, so that a
+    # shorter match (git@github.co) cannot slip by it.
     (
         r"(?<!://)(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+"
-        r"(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}",
+        r"(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}(?![\w.\-]*:[\w.~\-]*/)",
         ("@",),
     ),
-    # Phone numbers: mainland China mobiles, and international +country numbers.
-    (r"(?<!\d)(?:\+?86[\s-]?)?1[3-9]\d{9}(?!\d)", None),
+    # Phone numbers: mainland China mobiles, and international +country numbers. A mobile
+    # is an 11-digit number standing alone: not part of a longer number (a millisecond
+    # timestamp), of a decimal (a score, 0.13912345678), or of an id or a hash written
+    # with letters, an underscore or a hyphen (ORD13912345678, order-13912345678, a hex
+    # trace id). Chinese text around it does not count (手机13912345678 is a mobile).
+    (
+        r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)(?<!\d\.)(?:\+?86[\s-]?)?1[3-9]\d{9}"
+        r"(?![A-Za-z0-9_]|-[A-Za-z0-9]|\.\d)",
+        None,
+    ),
     (r"(?<![\w+])\+\d{1,3}[\s-]?\(?\d{2,4}\)?[\s-]?\d{3,4}[\s-]?\d{3,4}(?!\d)", ("+",)),
 ]
 DEFAULT_PATTERNS: list[str] = [pattern for pattern, _ in _DEFAULTS]
