@@ -7,6 +7,9 @@ body, and the API key has already crossed in clear. The machine endpoints answer
 request with 403 in their own error shape instead, whatever the method (their clients are
 programs, which show a 403 and would not be helped by being sent on); the admin and the
 browser pages under /api/ (the schema and its Swagger page) keep the redirect.
+
+Answered before SecurityMiddleware, these 403s get the headers it gives every answer from
+`with_security_headers`, which both middlewares (this one and /v1/traces's) call.
 """
 
 import re
@@ -14,6 +17,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.middleware.security import SecurityMiddleware
 from django.urls import reverse
 
 from config.middleware import api_error
@@ -35,6 +39,16 @@ def https_redirect_applies(request: HttpRequest) -> bool:
     return not any(re.search(pattern, path) for pattern in settings.SECURE_REDIRECT_EXEMPT)
 
 
+def with_security_headers(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """`response` with the headers SecurityMiddleware adds to every answer
+    (X-Content-Type-Options, Referrer-Policy, Cross-Origin-Opener-Policy), from the same
+    settings, for an answer given before it runs. No Strict-Transport-Security: it goes on
+    answers over HTTPS only, and these refuse plain HTTP."""
+    # SecurityMiddleware's own process_response, built for this answer so that it reads
+    # the settings as they are now (as https_redirect_applies does): its rules, not a copy.
+    return SecurityMiddleware(lambda request: response).process_response(request, response)
+
+
 class HttpsRequiredMiddleware:
     """403 `https_required` in the API's error shape (config.middleware.api_error) for a
     plain-HTTP /api or /api/... request SecurityMiddleware would redirect; placed before it.
@@ -49,7 +63,8 @@ class HttpsRequiredMiddleware:
             and https_redirect_applies(request)
             and not any(_under(request.path, reverse(name)) for name in _BROWSER_PAGES)
         ):
-            return api_error(request, 403, HTTPS_REQUIRED, HTTPS_REQUIRED_MESSAGE)
+            refusal = api_error(request, 403, HTTPS_REQUIRED, HTTPS_REQUIRED_MESSAGE)
+            return with_security_headers(request, refusal)
         return self.get_response(request)
 
 

@@ -11,7 +11,11 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from config.https_required import HTTPS_REQUIRED_MESSAGE, https_redirect_applies
+from config.https_required import (
+    HTTPS_REQUIRED_MESSAGE,
+    https_redirect_applies,
+    with_security_headers,
+)
 from diagnosis import otlp_wire
 
 OTLP_TRACES_PATH = "/v1/traces"
@@ -19,7 +23,7 @@ OTLP_TRACES_PATH = "/v1/traces"
 
 class OtlpHttpsRequiredMiddleware:
     """403 for a plain-HTTP request to /v1/traces (or /v1/traces/) SecurityMiddleware would
-    redirect; placed before it."""
+    redirect; placed before it, so the answer takes its headers from with_security_headers."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -32,5 +36,6 @@ class OtlpHttpsRequiredMiddleware:
             except otlp_wire.WireError:
                 encoding = None  # answered in JSON, as the view answers it
             body, content_type = otlp_wire.error_body(encoding, 403, HTTPS_REQUIRED_MESSAGE)
-            return HttpResponse(body, status=403, content_type=content_type)
+            refusal = HttpResponse(body, status=403, content_type=content_type)
+            return with_security_headers(request, refusal)
         return self.get_response(request)

@@ -7,6 +7,7 @@ in process on MariaDB, which left the endpoint at 0.75 x its plain-Django floor 
 benchmark (1.33 x slower). The checks are the same ones, one problem, one message.
 """
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +33,15 @@ SESSION_ID_MISSING = "缺少 sessionId"
 SESSION_ID_NOT_A_STRING = "sessionId 必须是字符串"
 SESSION_ID_BLANK = "sessionId 不能为空"
 SESSION_ID_TOO_LONG = f"sessionId 不能超过 {SESSION_ID_MAX_LENGTH} 个字符"
-SESSION_ID_INVALID = "sessionId 只能包含 A-Z a-z 0-9 . _ : -"
+SESSION_ID_INVALID = "sessionId 只能包含 A-Z a-z 0-9 . _ : -，且不能只由点组成"
 
 FREE_TEXT_LIMITS = {"comment": COMMENT_MAX_LENGTH, "correction": CORRECTION_MAX_LENGTH}
+# Characters that show nothing and that str.strip() keeps (they are not whitespace): the
+# zero-width space, non-joiner and joiner, the word joiner and the byte-order mark. Pasted
+# or typed by a keyboard, alone they make a comment the admin shows empty.
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_NOT_WORDS = re.compile(rf"[\s{INVISIBLE}]*")
+_NO_INVISIBLE = str.maketrans("", "", INVISIBLE)
 
 
 class InvalidFeedbackBody(ValueError):
@@ -101,8 +108,9 @@ def _reason(value: Any) -> str:
 
 
 def _free_text(data: dict, name: str) -> str:
-    """A reader's own words: a string (null, "" or nothing but blanks for none), kept as
-    typed but for NUL characters, which the database cannot store."""
+    """A reader's own words: a string (null, "" or nothing but blanks and invisible
+    characters for none), kept as typed but for NUL characters, which the database cannot
+    store, and invisible characters at its ends."""
     value = data.get(name)
     if value is None:
         return ""
@@ -116,9 +124,24 @@ def _free_text(data: dict, name: str) -> str:
     limit = FREE_TEXT_LIMITS[name]
     if len(value) > limit:
         raise InvalidFeedbackBody(f"{name} 不能超过 {limit} 个字符")
-    # Spaces alone say nothing: no words, no row of history. Words are kept whole, the
-    # spaces around them too.
-    return value if value.strip() else ""
+    return _words(value)
+
+
+def _words(value: str) -> str:
+    """Spaces and invisible characters alone say nothing: no words, no row of history.
+    Words are kept whole, the spaces around them too; invisible characters go from the
+    ends only (inside, a joiner may be part of an emoji)."""
+    # Both ends matched from their start (the tail on the reversed text): linear, where a
+    # pattern anchored at the end is tried again from every blank inside the text.
+    head = _NOT_WORDS.match(value).end()
+    if head == len(value):
+        return ""
+    tail = len(value) - _NOT_WORDS.match(value[::-1]).end()
+    return (
+        value[:head].translate(_NO_INVISIBLE)
+        + value[head:tail]
+        + value[tail:].translate(_NO_INVISIBLE)
+    )
 
 
 # The body in the OpenAPI schema, from the same limits the validator applies.
@@ -131,7 +154,9 @@ FEEDBACK_BODY_SCHEMA = {
             "minLength": 1,
             "maxLength": SESSION_ID_MAX_LENGTH,
             "pattern": SESSION_ID_SCHEMA_PATTERN,
-            "description": f"1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -",
+            "description": (
+                f"1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -, not dots alone"
+            ),
         },
         "feedback": {"type": "string", "enum": Feedback.values},
         "reason": {
@@ -144,15 +169,19 @@ FEEDBACK_BODY_SCHEMA = {
             "type": "string",
             "nullable": True,
             "maxLength": COMMENT_MAX_LENGTH,
-            "description": "Optional: the reader's words, up to 2,000; blanks alone are none.",
+            "description": (
+                "Optional: the reader's words, up to 2,000; blanks and invisible "
+                "characters alone are none."
+            ),
         },
         "correction": {
             "type": "string",
             "nullable": True,
             "maxLength": CORRECTION_MAX_LENGTH,
             "description": (
-                "Optional: the right root cause or fix, as the reader knows it (blanks "
-                "alone are none). The bad-case review can turn it into a case."
+                "Optional: the right root cause or fix, as the reader knows it (blanks and "
+                "invisible characters alone are none). The bad-case review can turn it "
+                "into a case."
             ),
         },
     },

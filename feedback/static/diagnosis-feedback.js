@@ -55,6 +55,7 @@
       chooseReason: "请选择一个原因。",
       errors: {
         forbidden: "反馈链接无效或已过期，请刷新页面后重试。",
+        httpsRequired: "反馈服务需要 HTTPS：请联系页面维护者。",
         throttled: "提交太频繁，请稍后再试。",
         throttledFor: "提交太频繁，请 {n} 秒后再试。",
         conflict: "这个会话现在不能接受这个反馈：它还在执行中，或者没有答案。",
@@ -88,6 +89,7 @@
       chooseReason: "Please choose a reason.",
       errors: {
         forbidden: "This feedback link is invalid or has expired. Reload the page and try again.",
+        httpsRequired: "The feedback service requires HTTPS: please contact the maintainer of this page.",
         throttled: "Too many attempts. Please wait a moment and try again.",
         throttledFor: "Too many attempts. Please wait {n} s and try again.",
         conflict: "This session cannot take this feedback: it is still running, or it has no answer.",
@@ -184,7 +186,16 @@
   // which the service exposes to other origins); 404 and 5xx say nothing more.
   var SERVER_WORDS = { invalid: true, conflict: true };
 
-  function errorKind(status) {
+  // The service's message when a page calls it at http:// and it takes HTTPS only (403,
+  // config/https_required.py). A reload would not help there, as it does for a refused
+  // token: the page's endpoint must change. The feedback contract's error body has no
+  // `code`, so its message tells the two apart; a body with a `code` says it outright.
+  var HTTPS_REQUIRED = "只接受 HTTPS 请求，请把地址改为 https:// 开头";
+
+  function errorKind(status, data) {
+    if (status === 403 && data && (data.code === "https_required" || data.message === HTTPS_REQUIRED)) {
+      return "httpsRequired";
+    }
     if (status === 401 || status === 403) return "forbidden";
     if (status === 429) return "throttled";
     if (status === 409) return "conflict";
@@ -384,7 +395,7 @@
               })
               .then(function (data) {
                 if (response.ok && data && data.success) settle(data);
-                else settle(null, errorKind(response.status), data && data.message, retryAfter(response));
+                else settle(null, errorKind(response.status, data), data && data.message, retryAfter(response));
               });
           },
           function () {
