@@ -1,11 +1,12 @@
 """/healthz and /readyz for load balancers and orchestrators.
 
 The probes are ordinary URL routes (config/urls.py), answered early: the middleware below
-sits at the top of the stack and hands them to their views before anything validates the
-Host header or redirects to HTTPS, because probes come from inside the network, by IP,
-over HTTP. The checks every deployment has (database, migrations) live here; an app adds
-its own (the task worker's heartbeat is evaluation's) through `readiness(extra=...)`, or
-as `informational=...`: reported with the others, but never what makes a node not ready.
+sits at the top of the stack (below only config.request_id, which names the request) and
+hands them to their views before anything validates the Host header or redirects to HTTPS,
+because probes come from inside the network, by IP, over HTTP. The checks every deployment
+has (database, migrations) live here; an app adds its own (the task worker's heartbeat is
+evaluation's) through `readiness(extra=...)`, or as `informational=...`: reported with the
+others, but never what makes a node not ready.
 """
 
 import logging
@@ -23,7 +24,7 @@ PROBE_PATHS = ("/healthz", "/readyz")
 
 _migrations_applied = False
 
-_PASSING = ("ok", "not checked")
+_PASSING = ("ok",)
 
 
 def _database() -> str:
@@ -62,8 +63,8 @@ Checks = dict[str, Callable[[], str]]
 
 def readiness(*, extra: Checks, informational: Checks | None = None) -> tuple[bool, dict[str, str]]:
     """The database, the migrations, each `extra` and `informational` check and the cache:
-    "ok" (or "not checked") each, or what is wrong ("unknown": not checked, the database
-    being down). Ready when every check but the informational ones passes."""
+    "ok" each, or what is wrong ("unknown": not checked, the database being down). Ready
+    when every check but the informational ones says "ok"."""
     informational = informational or {}
     checks: dict[str, str] = {}
     try:

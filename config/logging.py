@@ -72,15 +72,27 @@ class AnsweredOutageFilter(logging.Filter):
         return not (getattr(record, "status_code", None) == 503 and hasattr(request, "outage"))
 
 
+_DISALLOWED_HOST = "django.security.DisallowedHost"
+
+
 class ClientErrorFilter(logging.Filter):
     """Drops the traceback of Django's line for a request it refused with a 4xx (a page
     the user may not open, a host not allowed): the line says what was refused; the
-    traceback only where Django raised it, dozens of lines a refusal."""
+    traceback only where Django raised it, dozens of lines a refusal.
+
+    A Host header not in ALLOWED_HOSTS is the client's mistake (a scanner, a probe by
+    IP), yet django.security logs it as an ERROR: it is written as a WARNING, so that it
+    does not page whoever watches the errors, and not at all where WARNING is off."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if 400 <= (getattr(record, "status_code", None) or 0) < 500:
             record.exc_info = None
             record.exc_text = None
+            if record.name == _DISALLOWED_HOST and record.levelno > logging.WARNING:
+                if not logging.getLogger(record.name).isEnabledFor(logging.WARNING):
+                    return False
+                record.levelno = logging.WARNING
+                record.levelname = logging.getLevelName(logging.WARNING)
         return True
 
 

@@ -6,6 +6,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse
 
+from config import request_id
 from config.api import ErrorSerializer
 
 _ERROR_DESCRIPTIONS = {
@@ -32,6 +33,26 @@ _RETRY_AFTER = {
     }
 }
 _OPERATIONS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+_REQUEST_ID_HEADER = {
+    "description": (
+        "The request's id, also on every log line written while it was handled: the one "
+        "sent, when sane, else a new one (32 hex digits)."
+    ),
+    "required": True,
+    "schema": {"type": "string", "pattern": f"^{request_id.SANE_ID}$"},
+}
+# Not refused when insane (replaced, the request goes on): the schema says only "string".
+_REQUEST_ID_PARAMETER = {
+    "name": request_id.HEADER,
+    "in": "header",
+    "required": False,
+    "description": (
+        "An id to find this request by in the service's logs; sent back as is when it is 1 "
+        "to 128 of `A-Za-z0-9._:-`, else replaced by a new one."
+    ),
+    "schema": {"type": "string"},
+}
 
 
 def error_responses(*codes: int, serializer: type = ErrorSerializer) -> dict[int, OpenApiResponse]:
@@ -138,3 +159,23 @@ def _error_content(responses: dict) -> dict:
         if code.startswith("4") and "content" in responses[code]:
             return responses[code]["content"]
     return {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+
+
+def request_id_on_every_operation(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """A postprocessing hook: config.request_id answers every request with X-Request-ID
+    and takes a sane one the client sent, so every response of every operation declares
+    the header, and every operation the optional request header."""
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in _OPERATIONS:
+                continue
+            parameters = operation.setdefault("parameters", [])
+            if not any(
+                p.get("in") == "header" and p.get("name", "").lower() == request_id.HEADER.lower()
+                for p in parameters
+            ):
+                parameters.append(copy.deepcopy(_REQUEST_ID_PARAMETER))
+            for response in operation.get("responses", {}).values():
+                headers = response.setdefault("headers", {})
+                headers.setdefault(request_id.HEADER, copy.deepcopy(_REQUEST_ID_HEADER))
+    return result

@@ -13,8 +13,10 @@ from config.logging import set_request_id
 HEADER = "X-Request-ID"
 
 # What an id from outside may be: short, and nothing a log line or a header could be
-# split or spoofed with (spaces, line breaks, quotes, `=`).
-_SANE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# split or spoofed with (spaces, line breaks, quotes, `=`). The OpenAPI schema declares the
+# header with it (config.openapi); docs/api.md says it in words.
+SANE_ID = r"[A-Za-z0-9._:-]{1,128}"
+_SANE = re.compile(SANE_ID)
 
 
 def request_id_of(request: HttpRequest) -> str:
@@ -27,8 +29,9 @@ def request_id_of(request: HttpRequest) -> str:
 
 class RequestIdMiddleware:
     """Names the request (request.request_id, the log lines' `request_id`) and answers
-    with X-Request-ID. Early in MIDDLEWARE, so every answer a later middleware gives
-    (403 https_required, 413, 503) carries it."""
+    with X-Request-ID. First in MIDDLEWARE, so every answer carries it: those the probes,
+    /metrics and a CORS preflight get from middleware that calls nothing after it, and
+    every later one (403 https_required, 413, 503)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

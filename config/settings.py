@@ -72,13 +72,16 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so every answer carries X-Request-ID and its log lines name it: the probes',
+    # /metrics' and a CORS preflight's, which the next three give without calling the rest,
+    # as much as the 403, 413 and 503 below. It reads one header and nothing else (no Host
+    # check, no session, no database): the probes still answer as they did.
+    "config.request_id.RequestIdMiddleware",
     "config.health.HealthCheckMiddleware",
     "config.metrics.MetricsMiddleware",
     # Before anything that may answer (413, CommonMiddleware): the browser can only read an
     # error whose response carries the CORS headers.
     "corsheaders.middleware.CorsMiddleware",
-    # X-Request-ID on every answer below (403, 413, 503) and on their log lines.
-    "config.request_id.RequestIdMiddleware",
     # Plain HTTP to /api/ and /v1/traces: 403 in the endpoint's error shape where
     # SecurityMiddleware would answer a 301, which programs read as success.
     "config.https_required.HttpsRequiredMiddleware",
@@ -258,7 +261,8 @@ CORS_ALLOWED_ORIGINS = env_origins("CORS_ALLOWED_ORIGINS", special=("null", "fil
 CORS_URLS_REGEX = r"^/api/feedback$"
 CORS_ALLOW_CREDENTIALS = False
 CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
-CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language"]
+# x-request-id: a page may name its request (config.request_id), as an agent may.
+CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language", "x-request-id"]
 # A page reads only the safelisted response headers unless told more: the widget tells
 # the reader how long to wait after a 429 from its Retry-After, and can report an error's
 # X-Request-ID.
@@ -286,7 +290,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Agents report diagnosis sessions, tool-invocation facts and answers; end users "
         "give feedback; the case library is read back. Every endpoint needs "
-        "`Authorization: Api-Key <key>`."
+        "`Authorization: Api-Key <key>`. Every response carries `X-Request-ID`, the id "
+        "the service's log lines about the request name."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -295,11 +300,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # The default hook, then ours: nullable object references that 3.0.3 reads as nullable;
-    # the errors every operation can give (503 and Retry-After, 401/403/429 by its view).
+    # the errors every operation can give (503 and Retry-After, 401/403/429 by its view);
+    # X-Request-ID on each of their responses (last: on the added errors too).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.openapi.nullable_references_typed",
         "config.openapi.responses_every_operation_can_give",
+        "config.openapi.request_id_on_every_operation",
     ],
     "ENUM_NAME_OVERRIDES": {
         "SessionStatusEnum": "diagnosis.models.SessionStatus",

@@ -210,7 +210,8 @@ def _sessions_by_trace(records: list[SpanRecord], notes: Notes) -> dict[str, str
     for record in ignored:
         shown = (record.session_hint or "")[:80]
         notes[record.trace_id, record.span_id].append(
-            f"span {record.span_id}：会话 ID {shown!r} 无效（须为 1-64 个 A-Za-z0-9._:- 字符），"
+            f"span {record.span_id}：会话 ID {shown!r} 无效（须为 1-64 个 A-Za-z0-9._:- 字符，"
+            "且不能只由点组成），"
             f"已忽略；trace {record.trace_id} 的 span 归入会话 {sessions[record.trace_id]}"
         )
     return sessions

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import NewestFirstCursorPagination, validated
+from config.logging import tag_request
 from config.openapi import error_responses
 from diagnosis import selectors, services
 from diagnosis.apikeys import HasApiPermission
@@ -80,6 +81,9 @@ class SessionViewSet(ApiViewSet):
     )
     def create(self, request: Request) -> Response:
         data = validated(SessionStartInput, request.data)
+        if "sessionId" in data:
+            # Django's line for a refusal (409: the id exists) names the session too.
+            tag_request(data["sessionId"])
         session = services.session_start(
             session_id=data.get("sessionId"), query=data["query"], user_id=data.get("userId")
         )

@@ -85,7 +85,12 @@ def session_evaluate(*, session_id: str) -> Evaluation | None:
     """
     loaded = session_status_and_facts(session_id=session_id)
     if loaded is None:
-        logger.warning("scoring skipped: session does not exist", extra={"session_id": session_id})
+        # Normal: OTLP ingest moves a trace id's placeholder session into the session its
+        # spans name, and the placeholder's scoring task finds it gone.
+        logger.info(
+            "scoring skipped: session no longer exists (moved or deleted)",
+            extra={"session_id": session_id},
+        )
         return None
     status, facts = loaded
     if status not in SCORABLE_STATUSES:

@@ -1,0 +1,186 @@
+"""A session id of dots alone is refused everywhere an id comes in; lines about the
+client's own mistakes, and about normal events, are not logged as problems."""
+
+import json
+import logging
+import re
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.test import Client
+from rest_framework.exceptions import ValidationError as ApiValidationError
+
+from config import health
+from diagnosis import services
+from diagnosis.models import SESSION_ID_PATTERN, SESSION_ID_SCHEMA_PATTERN, DiagnosisSession
+from evaluation.services import session_evaluate
+from tests.otlp import export, kb_tool, new_span_id, new_trace_id, post, response_of, span
+from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
+
+pytestmark = pytest.mark.django_db
+
+DOTS_ALONE = [".", "..", "...", "." * 64]
+# Dots among other characters are fine: a path segment of them is not `.` or `..`.
+WITH_DOTS = ["a.b", ".a", "a.", "..x", "1.2.3", "...-", "v1..2"]
+
+
+@pytest.fixture
+def json_lines():  # type: ignore[no-untyped-def]
+    """Everything logged while the test runs, through the filters of the handler that
+    prints the lines (config/logging_settings.py), formatted as production formats it."""
+    from config.logging import JsonFormatter
+
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    handler = Collect(level=logging.DEBUG)
+    handler.setFormatter(JsonFormatter())
+    [console] = [h for h in logging.getLogger().handlers if h.name == "console"]
+    for line_filter in console.filters:
+        handler.addFilter(line_filter)
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield lines
+    root.removeHandler(handler)
+    root.setLevel(previous)
+
+
+# --- Session ids of dots alone ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("session_id", DOTS_ALONE)
+def test_starting_a_session_with_an_id_of_dots_alone_is_a_400_that_writes_nothing(
+    make_client, session_id
+) -> None:
+    response = make_client("full").post(
+        "/api/sessions", {"sessionId": session_id, "query": "q"}, format="json"
+    )
+
+    assert response.status_code == 400, response.content
+    assert list(response.json()["errors"]) == ["sessionId"]
+    assert not DiagnosisSession.objects.exists()
+
+
+def test_ids_with_dots_among_other_characters_are_still_accepted(make_client) -> None:
+    api = make_client("full")
+
+    statuses = [
+        api.post("/api/sessions", {"sessionId": sid, "query": "q"}, format="json").status_code
+        for sid in WITH_DOTS
+    ]
+
+    assert statuses == [201] * len(WITH_DOTS)
+    assert api.get("/api/sessions/..x").json()["sessionId"] == "..x"
+
+
+def test_an_in_process_caller_cannot_start_a_session_of_dots_alone() -> None:
+    with pytest.raises(ApiValidationError) as refused:
+        services.session_start(session_id="..", query="q")
+
+    assert list(refused.value.detail) == ["session_id"]
+    assert not DiagnosisSession.objects.exists()
+
+
+def test_the_model_field_refuses_an_id_of_dots_alone() -> None:
+    with pytest.raises(ValidationError) as refused:
+        DiagnosisSession(session_id="..", query="q").full_clean()
+
+    assert [error.code for error in refused.value.error_dict["session_id"]] == [
+        "invalid_session_id"
+    ]
+
+
+def test_the_schema_pattern_says_what_the_rule_says() -> None:
+    # ECMA-262 and Python read this pattern alike for ids without a line break.
+    schema = re.compile(SESSION_ID_SCHEMA_PATTERN)
+    samples = [*DOTS_ALONE, *WITH_DOTS, "", "a" * 64, "a" * 65, "." * 65, "a b", "ticket#1"]
+
+    assert [bool(schema.search(s)) for s in samples] == [
+        bool(SESSION_ID_PATTERN.match(s)) for s in samples
+    ]
+    assert [bool(SESSION_ID_PATTERN.match(s)) for s in DOTS_ALONE] == [False] * len(DOTS_ALONE)
+
+
+def test_an_otlp_session_id_of_dots_alone_is_ignored_for_the_trace_id(client, key) -> None:
+    trace_id, root = new_trace_id(), new_span_id()
+    agent = span(
+        "invoke_agent",
+        trace_id=trace_id,
+        span_id=root,
+        attributes={"session.id": "..", "input.value": "磁盘满了", "output.value": "清理日志"},
+    )
+
+    response = post(client, export(agent, kb_tool(trace_id, root)), key=key)
+
+    assert response.status_code == 200, response.content
+    partial = response_of(response).partial_success
+    assert partial.rejected_spans == 0
+    assert "'..'" in partial.error_message
+    session = DiagnosisSession.objects.get()
+    assert (session.session_id, session.status) == (trace_id.hex(), "SUCCESS")
+
+
+# --- Log lines ----------------------------------------------------------------------------
+
+
+def test_the_log_line_of_a_duplicate_session_names_the_session(make_client, json_lines) -> None:
+    api = make_client("full")
+    api.post("/api/sessions", {"sessionId": "dup-1", "query": "first"}, format="json")
+
+    response = api.post("/api/sessions", {"sessionId": "dup-1", "query": "again"}, format="json")
+
+    assert response.status_code == 409
+    [conflict] = [entry for entry in map(json.loads, json_lines) if entry.get("status_code") == 409]
+    assert conflict["message"] == "Conflict: /api/sessions"
+    assert conflict["session_id"] == "dup-1"
+
+
+def test_scoring_a_session_that_is_gone_is_an_info_line_not_a_warning(caplog) -> None:
+    with caplog.at_level(logging.DEBUG, logger="evaluation"):
+        assert session_evaluate(session_id="moved-away") is None
+
+    [line] = [r for r in caplog.records if r.name == "evaluation.services"]
+    assert (line.levelname, line.getMessage()) == (
+        "INFO",
+        "scoring skipped: session no longer exists (moved or deleted)",
+    )
+    assert line.session_id == "moved-away"
+
+
+def test_a_host_not_allowed_is_a_400_and_a_warning_not_an_error(json_lines) -> None:
+    assert Client().get("/api/sessions", HTTP_HOST="evil.example").status_code == 400
+
+    entries = [json.loads(line) for line in json_lines]
+    [security] = [e for e in entries if e["logger"] == "django.security.DisallowedHost"]
+    assert security["level"] == "WARNING"
+    assert "evil.example" in security["message"]
+    assert [e for e in entries if e["level"] in ("ERROR", "CRITICAL")] == []
+
+
+def test_a_host_not_allowed_is_not_written_where_only_errors_are_logged(json_lines) -> None:
+    django_logger = logging.getLogger("django")
+    previous = django_logger.level
+    django_logger.setLevel(logging.ERROR)
+    try:
+        assert Client().get("/api/sessions", HTTP_HOST="evil.example").status_code == 400
+    finally:
+        django_logger.setLevel(previous)
+
+    assert [line for line in json_lines if "django.security" in line] == []
+
+
+# --- Readiness ----------------------------------------------------------------------------
+
+
+def test_a_check_that_says_not_checked_makes_the_node_not_ready(monkeypatch) -> None:
+    monkeypatch.setattr(health, "_migrations_applied", True)
+
+    ready, checks = health.readiness(extra={"search": lambda: "not checked"})
+
+    assert ready is False
+    assert checks["search"] == "not checked"
