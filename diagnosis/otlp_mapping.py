@@ -153,7 +153,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
     started = _time(span.start_time_unix_nano)
     ended = _time(span.end_time_unix_nano) if span.end_time_unix_nano else started
     is_error = span.status.code == Status.STATUS_CODE_ERROR
-    name = redact(span.name)[:255]
+    name = _redacted_cut(span.name, redact, 255)
     record = SpanRecord(
         trace_id=span.trace_id.hex(),
         span_id=span.span_id.hex(),
@@ -194,10 +194,9 @@ def _value(
     attributes (2 for an attribute's value; None inside one stored as its JSON text)."""
     which = value.WhichOneof("value")
     if which == "string_value":
-        text = redact(value.string_value.replace("\x00", ""))
-        if len(text) > max_chars:
+        text, was_cut = _redacted(value.string_value.replace("\x00", ""), redact, max_chars)
+        if was_cut:
             cut.append(key)
-            text = text[:max_chars]
         return text
     if which in ("bool_value", "int_value", "double_value"):
         number = getattr(value, which)
@@ -220,6 +219,23 @@ def _value(
     if which == "bytes_value":
         return value.bytes_value.hex()[:max_chars]
     return None
+
+
+# What is redacted of a text longer than it keeps, past the part kept: a secret the cut
+# goes through is redacted whole, not left in part (AKIA and the first of its 16
+# characters), while a text of megabytes is not read to its end for the few kilobytes kept.
+_REDACTED_PAST_CUT = 1024
+
+
+def _redacted(text: str, redact: Callable[[str], str], max_chars: int) -> tuple[str, bool]:
+    """`text` redacted and cut to `max_chars`, and whether it was cut."""
+    redacted = redact(text[: max_chars + _REDACTED_PAST_CUT])
+    was_cut = len(redacted) > max_chars or len(text) > max_chars + _REDACTED_PAST_CUT
+    return redacted[:max_chars], was_cut
+
+
+def _redacted_cut(text: str, redact: Callable[[str], str], max_chars: int) -> str:
+    return _redacted(text, redact, max_chars)[0]
 
 
 def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
@@ -316,8 +332,8 @@ def _error_message(span: ProtoSpan, redact: Callable[[str], str], max_chars: int
             kind, message = values.get("exception.type", ""), values.get("exception.message", "")
             text = f"{kind}: {message}" if kind and message else kind or message
             if text:
-                return redact(text)[:max_chars]
-    return redact(span.status.message)[:max_chars] or "ERROR"
+                return _redacted_cut(text, redact, max_chars)
+    return _redacted_cut(span.status.message, redact, max_chars) or "ERROR"
 
 
 def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:

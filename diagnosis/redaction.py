@@ -35,8 +35,11 @@ _KEYED = (
 )
 
 # The password of a URL (scheme://user:password@host), up to the last @ before the path:
-# a password written with an @ in it is still all replaced, and the host is kept.
-_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/?#@]*:(?P<secret>[^\s/?#]+)@"
+# a password written with an @ in it is still all replaced, and the host is kept. A scheme
+# is at most 32 characters: unbounded, every word of a long dotted text was a scheme's
+# start scanned to its end (32,000 characters of `a.` took 2.2 s, four times the time for
+# twice the text).
+_URL_CREDENTIALS = r"(?i)\b[a-z][a-z0-9+.\-]{0,31}://[^\s:/?#@]*:(?P<secret>[^\s/?#]+)@"
 
 # Each default pattern with the words one of which a text must contain for it to match
 # (lower case; None: no such word). Most texts contain none of them, and `in` on a string

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from diagnosis.models import ToolInvocation
+from diagnosis.models import Span, ToolInvocation
 from diagnosis.redaction import REDACTED, redactor
 from tests.otlp import export, new_span_id, new_trace_id, post, response_of, span
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
@@ -179,3 +179,29 @@ def test_a_hit_count_hint_past_any_count_is_ignored_and_quoted_short(
     assert len(note) < 300
     fact = ToolInvocation.objects.get()
     assert (fact.kind, fact.match_level, fact.hit_count) == ("retrieval", "L1", 2)
+
+
+def test_a_url_password_after_a_long_dotted_text_is_still_redacted() -> None:
+    text = "a." * 20_000 + " mysql://root:hunter2@db:3306/x"
+
+    assert redactor()(text).endswith(f" mysql://root:{REDACTED}@db:3306/x")
+
+
+@pytest.mark.django_db
+def test_a_secret_the_cut_goes_through_is_not_stored_in_part(client, key, settings) -> None:
+    settings.OTLP_MAX_ATTRIBUTE_CHARS = 100
+    trace = new_trace_id()
+    value = "x" * 95 + " AKIAABCDEFGHIJKLMNOP and " + "a." * 500_000
+    tool = span(
+        "execute_tool kb",
+        trace_id=trace,
+        attributes={"gen_ai.operation.name": "execute_tool", "output.value": value},
+    )
+
+    assert post(client, export(tool), key=key).status_code == 200
+
+    stored = Span.objects.get(trace_id=trace.hex())
+    assert stored.attributes["output.value"].startswith("x" * 95)
+    assert "AKIA" not in stored.attributes["output.value"]
+    assert len(stored.attributes["output.value"]) == 100
+    assert stored.truncated
