@@ -15,6 +15,7 @@ import yaml
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
+from config.https_required import HTTPS_REQUIRED_MESSAGE
 from diagnosis.models import DiagnosisSession
 from feedback.body import FREE_TEXT_LIMITS, INVALID_REASON, InvalidFeedbackBody, feedback_body_from
 from feedback.models import FeedbackEntry, FeedbackReason
@@ -172,3 +173,9 @@ def test_a_reason_the_service_no_longer_knows_is_refused_and_the_reader_can_choo
     expect(page.get_by_role("status")).to_have_text(thanks)
     assert FeedbackEntry.objects.get(session_id=f"stale-{lang}").reason == "other"
     finish(page, f"feedback-widget-retired-reason-then-other-{lang}")
+
+
+def test_the_widget_knows_the_service_s_https_refusal_by_its_message() -> None:
+    found = _one(r'var HTTPS_REQUIRED = "([^"]*)";', _source(), "HTTPS_REQUIRED")
+
+    assert found.group(1) == HTTPS_REQUIRED_MESSAGE
