@@ -4,24 +4,35 @@ and finish written.
 A request completes the session of a trace whose root it finds: a span of its own with no
 parent, or the local top of the agent's run once the agent's spans are below a span whose
 parent is remote (`otlp_mapping.root_span_id`). The answer is the root's output, else the
-trace's last model or agent span's.
+trace's last model or agent call's; such a root is marked (ANSWERED_BY_TRACE_ATTRIBUTE),
+and a call of its trace that arrives later and ends later gives the session its answer,
+until a reader has rated it. Nothing else changes a completed session: neither a
+completion over REST nor another trace (a later run of the conversation).
 
 Two requests of one trace at once can each miss what the other has not committed yet: a
 gateway's server span in one and the agent span below it in the other, and neither finds
 the root; or one finds the root while the answer is in the other's span. Each request
-whose session it left running or without an answer therefore looks again once it has
-committed (`completions_settled`): the later of the two sees every span of the trace.
+whose session it left running, or whose answer its calls may change, therefore looks again
+once it has committed (`completions_settled`): the later of the two sees every span of
+the trace.
 """
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 
+from django.db import transaction
 from django.utils import timezone
 
 from config import metrics
 from config.queue import enqueue_on_commit
 from diagnosis.models import DiagnosisSession, SessionStatus, Span, SpanRole
-from diagnosis.otlp_mapping import REMOTE_PARENT_ATTRIBUTE, KnownSpan, SpanRecord, root_span_id
+from diagnosis.otlp_mapping import (
+    ANSWERED_BY_TRACE_ATTRIBUTE,
+    REMOTE_PARENT_ATTRIBUTE,
+    KnownSpan,
+    SpanRecord,
+    root_span_id,
+)
 from diagnosis.otlp_messages import answer_of
 from diagnosis.services import SCORING_GROUP, SCORING_TASK
 
@@ -57,27 +68,38 @@ def roots_found(records: list[SpanRecord]) -> dict[str, Root]:
 def completion_set(session: DiagnosisSession, root: Root) -> list[str]:
     """`session`, running, completed by `root` (not saved yet; the fields set are
     returned): SUCCESS, or FAILED when the root ended in ERROR; its answer read from the
-    trace."""
+    trace. A root (stored by now) without an answer of its own is marked so."""
     session.status = SessionStatus.FAILED if root.is_error else SessionStatus.SUCCESS
     session.answer = _answer(session.session_id, root)
     session.finished_at = timezone.now()
+    if not answer_of(root.attributes):
+        root.attributes = {**root.attributes, ANSWERED_BY_TRACE_ATTRIBUTE: True}
+        Span.objects.filter(trace_id=root.trace_id, span_id=root.span_id).update(
+            attributes=root.attributes
+        )
+    counted = session.status
+    transaction.on_commit(lambda: metrics.session_completed(counted))
     return ["status", "answer", "finished_at"]
 
 
-def unsettled(session: DiagnosisSession, stored: list[SpanRecord]) -> bool:
+def unsettled(session: DiagnosisSession, stored: list[SpanRecord], root: Root | None) -> bool:
     """Whether a request that stored `stored` in `session` looks again once committed: the
-    session is still running, or it has no answer and one of these spans may hold it."""
+    session is still running, or these spans hold a call that may be its answer (see the
+    module's docstring; `root`, this request's root of them, has none of its own)."""
     if session.status == SessionStatus.RUNNING:
         return True
-    return session.answer is None and any(
+    if session.feedback is not None or (root is not None and answer_of(root.attributes)):
+        return False
+    return any(
         record.result and record.role in (SpanRole.AGENT, SpanRole.MODEL) for record in stored
     )
 
 
 def completions_settled(traces: Collection[str]) -> set[str]:
     """Once committed: the sessions of `traces` whose root is now among the committed spans
-    completed if still running, and given the trace's answer if they have none (see the
-    module's docstring). Returns the sessions completed or answered this way."""
+    completed if still running, and given their trace's last call's answer if it is
+    theirs to take (see the module's docstring). Returns the sessions completed or
+    answered this way."""
     if not traces:
         return set()
     known = _known_spans(traces)
@@ -105,8 +127,9 @@ def completions_settled(traces: Collection[str]) -> set[str]:
             continue
         if session.status == SessionStatus.RUNNING:
             session.save(update_fields=[*completion_set(session, root), "updated_at"])
-            metrics.session_completed(session.status)
-        elif session.answer is None and (answer := _answer(session.session_id, root)):
+        elif _answered_by(session, root) and (answer := _answer(session.session_id, root)):
+            if answer == session.answer:
+                continue
             session.answer = answer
             session.save(update_fields=["answer", "updated_at"])
         else:
@@ -115,6 +138,12 @@ def completions_settled(traces: Collection[str]) -> set[str]:
         if session.status == SessionStatus.SUCCESS:
             enqueue_on_commit(SCORING_TASK, session.session_id, group=SCORING_GROUP)
     return settled
+
+
+def _answered_by(session: DiagnosisSession, root: Span) -> bool:
+    """Whether `session`'s answer is `root`'s trace's last call's, still open to a later
+    call: the root completed it without an answer of its own, and no reader has rated it."""
+    return root.attributes.get(ANSWERED_BY_TRACE_ATTRIBUTE) is True and session.feedback is None
 
 
 def _known_spans(traces: Iterable[str]) -> dict[str, list[KnownSpan]]:

@@ -343,7 +343,7 @@ def _write(
         root = next((roots[r.trace_id] for r in group if roots.get(r.trace_id)), None)
         session = sessions[session_id]
         _session_update(session, group, root=root, rescore=session_id in with_new_facts)
-        if unsettled_after(session, group):
+        if unsettled_after(session, group, root):
             unsettled |= {r.trace_id for r in group}
     return unsettled
 
@@ -402,7 +402,5 @@ def _session_update(
         completed = True
     if changed:
         session.save(update_fields=[*changed, "updated_at"])
-    if completed:
-        metrics.session_completed(session.status)
     if session.status == SessionStatus.SUCCESS and (completed or rescore):
         enqueue_on_commit(SCORING_TASK, session.session_id, group=SCORING_GROUP)

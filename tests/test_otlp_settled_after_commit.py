@@ -9,12 +9,14 @@ requests: these tests build what the pair leaves committed and run the check the
 one runs (tests/test_otlp_gateway_race_http.py sends the pair at once to gunicorn)."""
 
 import os
+import time
 
 import pytest
 from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession, Span
 from diagnosis.otlp_completion import completions_settled
+from diagnosis.otlp_mapping import ANSWERED_BY_TRACE_ATTRIBUTE
 from diagnosis.otlp_placeholders import placeholders_joined
 from tests.factories import DiagnosisSessionFactory
 from tests.otlp import (
@@ -70,9 +72,13 @@ def test_when_neither_request_found_the_root_the_later_completes_the_session_wit
 
 def test_a_placeholder_completed_before_the_answer_was_committed_gets_it_once_joined(client, key):
     trace, server = gateway_span_sent(client, key)
+    # As the server span's request left it: the root found, the answer not committed yet.
     DiagnosisSession.objects.filter(session_id=trace.hex()).update(
         status="SUCCESS", answer=None, finished_at=timezone.now()
     )
+    gateway = Span.objects.get(span_id=server.hex())
+    gateway.attributes[ANSWERED_BY_TRACE_ATTRIBUTE] = True
+    gateway.save()
     named = DiagnosisSessionFactory(session_id="gw-2", query="")
     agent_span_as_the_other_request_left_it(named, trace, server)
 
@@ -126,3 +132,92 @@ def test_a_session_completed_with_its_answer_keeps_it_when_a_later_call_says_oth
     post(client, export(chat), key=key)
 
     assert DiagnosisSession.objects.get().answer == ANSWER
+
+
+def chat(trace: bytes, root: bytes, text: str, *, ends_ms: int, start: int):  # type: ignore[no-untyped-def]
+    return span(
+        "chat local-model",
+        trace_id=trace,
+        parent=root,
+        start_ns=start,
+        duration_ms=ends_ms,
+        attributes={"gen_ai.operation.name": "chat", "output.value": text},
+    )
+
+
+def run_root(trace: bytes, root: bytes, session_id: str, *, start: int, **attributes):  # type: ignore[no-untyped-def]
+    return span(
+        "invoke_agent ops",
+        trace_id=trace,
+        span_id=root,
+        start_ns=start,
+        duration_ms=5000,
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "session.id": session_id,
+            **attributes,
+        },
+    )
+
+
+def test_the_last_model_call_is_the_answer_whatever_order_the_calls_arrive_in(client, key):
+    for order in ("first-then-final", "final-then-first"):
+        trace, root, start = new_trace_id(), new_span_id(), time.time_ns()
+        post(client, export(run_root(trace, root, order, start=start)), key=key)
+        first = chat(trace, root, "让我查一下。", ends_ms=100, start=start)
+        final = chat(trace, root, ANSWER, ends_ms=4000, start=start)
+        for call in (first, final) if order == "first-then-final" else (final, first):
+            assert post(client, export(call), key=key).status_code == 200
+
+        assert DiagnosisSession.objects.get(session_id=order).answer == ANSWER
+
+
+def test_a_session_completed_over_rest_keeps_its_completion_when_its_spans_arrive(
+    client, key, make_client
+):
+    api = make_client("full")
+    assert (
+        api.post("/api/sessions", {"sessionId": "rest-1", "query": "q"}, format="json").status_code
+        == 201
+    )
+    assert (
+        api.post("/api/sessions/rest-1/complete", {"status": "FAILED"}, format="json").status_code
+        == 200
+    )
+    trace, root, start = new_trace_id(), new_span_id(), time.time_ns()
+
+    post(
+        client,
+        export(run_root(trace, root, "rest-1", start=start, **{"output.value": ANSWER})),
+        key=key,
+    )
+    post(client, export(chat(trace, root, ANSWER, ends_ms=10, start=start)), key=key)
+
+    session = DiagnosisSession.objects.get()
+    assert (session.status, session.answer) == ("FAILED", None)
+
+
+def test_a_later_run_of_the_conversation_does_not_answer_the_first(client, key):
+    first, first_root, start = new_trace_id(), new_span_id(), time.time_ns()
+    post(client, export(run_root(first, first_root, "conv", start=start)), key=key)
+    assert DiagnosisSession.objects.get().answer is None
+    later, later_root = new_trace_id(), new_span_id()
+
+    post(
+        client,
+        export(run_root(later, later_root, "conv", start=start, **{"output.value": ANSWER})),
+        key=key,
+    )
+    post(client, export(chat(later, later_root, ANSWER, ends_ms=10, start=start)), key=key)
+
+    assert DiagnosisSession.objects.get().answer is None
+
+
+def test_a_rated_session_keeps_the_answer_its_reader_rated(client, key):
+    trace, root, start = new_trace_id(), new_span_id(), time.time_ns()
+    post(client, export(run_root(trace, root, "rated", start=start)), key=key)
+    DiagnosisSession.objects.update(feedback="not_useful", feedback_at=timezone.now())
+
+    post(client, export(chat(trace, root, ANSWER, ends_ms=10, start=start)), key=key)
+
+    assert DiagnosisSession.objects.get().answer is None
