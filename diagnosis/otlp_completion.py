@@ -73,7 +73,7 @@ def completion_set(session: DiagnosisSession, root: Root) -> list[str]:
     session.answer = _answer(session.session_id, root)
     session.finished_at = timezone.now()
     if not answer_of(root.attributes):
-        root.attributes = {**root.attributes, ANSWERED_BY_TRACE_ATTRIBUTE: True}
+        root.attributes = {**root.attributes, ANSWERED_BY_TRACE_ATTRIBUTE: session.session_id}
         Span.objects.filter(trace_id=root.trace_id, span_id=root.span_id).update(
             attributes=root.attributes
         )
@@ -142,8 +142,10 @@ def completions_settled(traces: Collection[str]) -> set[str]:
 
 def _answered_by(session: DiagnosisSession, root: Span) -> bool:
     """Whether `session`'s answer is `root`'s trace's last call's, still open to a later
-    call: the root completed it without an answer of its own, and no reader has rated it."""
-    return root.attributes.get(ANSWERED_BY_TRACE_ATTRIBUTE) is True and session.feedback is None
+    call: the root completed it (not another session it was stored in before) without an
+    answer of its own, and no reader has rated it."""
+    completed = root.attributes.get(ANSWERED_BY_TRACE_ATTRIBUTE) == session.session_id
+    return completed and session.feedback is None
 
 
 def _known_spans(traces: Iterable[str]) -> dict[str, list[KnownSpan]]:

@@ -38,9 +38,9 @@ TRUNCATED_ATTRIBUTE = "diagnosis.truncated"
 # Set (true) on a span whose parent is remote, as Span.flags said: the stored span keeps
 # it, so a later request bringing the agent's run below it can make it the root.
 REMOTE_PARENT_ATTRIBUTE = "diagnosis.parent_is_remote"
-# Set (true) on the root that completed its session without an answer of its own: the
-# session's answer is then its trace's last model or agent call's, which a call of the
-# trace arriving later may still be (diagnosis.otlp_completion).
+# Set on the root that completed its session without an answer of its own, to that
+# session's id: the session's answer is then its trace's last model or agent call's, which
+# a call of the trace arriving later may still be (diagnosis.otlp_completion).
 ANSWERED_BY_TRACE_ATTRIBUTE = "diagnosis.answered_by_trace"
 # How deep the stored attributes nest, their object being the first level: MariaDB's CHECK
 # on the JSON column refuses JSON nested deeper than 32. An array or kvlist that would

@@ -17,6 +17,7 @@ placeholder and finds none. Each request therefore looks again once it has commi
 from collections.abc import Iterable
 
 from diagnosis.models import DiagnosisSession, SessionStatus, Span
+from diagnosis.otlp_mapping import ANSWERED_BY_TRACE_ATTRIBUTE
 
 
 def placeholders_adopted(
@@ -131,4 +132,14 @@ def _completion_adopted(placeholder: DiagnosisSession, session: DiagnosisSession
         session.user_id = placeholder.user_id
         changed.append("user_id")
     session.save(update_fields=[*changed, "updated_at"])
+    # The root that completed the placeholder without an answer of its own now answers for
+    # the session (diagnosis.otlp_completion); it moved with the placeholder's spans.
+    for root in Span.objects.filter(
+        session_id=session.session_id,
+        trace_id=placeholder.session_id,
+        attributes__has_key=ANSWERED_BY_TRACE_ATTRIBUTE,
+    ):
+        if root.attributes[ANSWERED_BY_TRACE_ATTRIBUTE] == placeholder.session_id:
+            root.attributes[ANSWERED_BY_TRACE_ATTRIBUTE] = session.session_id
+            root.save(update_fields=["attributes"])
     return True

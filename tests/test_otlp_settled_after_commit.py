@@ -77,7 +77,7 @@ def test_a_placeholder_completed_before_the_answer_was_committed_gets_it_once_jo
         status="SUCCESS", answer=None, finished_at=timezone.now()
     )
     gateway = Span.objects.get(span_id=server.hex())
-    gateway.attributes[ANSWERED_BY_TRACE_ATTRIBUTE] = True
+    gateway.attributes[ANSWERED_BY_TRACE_ATTRIBUTE] = trace.hex()
     gateway.save()
     named = DiagnosisSessionFactory(session_id="gw-2", query="")
     agent_span_as_the_other_request_left_it(named, trace, server)
@@ -221,3 +221,23 @@ def test_a_rated_session_keeps_the_answer_its_reader_rated(client, key):
     post(client, export(chat(trace, root, ANSWER, ends_ms=10, start=start)), key=key)
 
     assert DiagnosisSession.objects.get().answer is None
+
+
+def test_a_root_that_completed_a_placeholder_does_not_answer_the_session_it_then_joins(
+    client, key
+):
+    trace, server = gateway_span_sent(client, key)
+    # The server span's request completed the placeholder from the agent span's answer.
+    DiagnosisSession.objects.filter(session_id=trace.hex()).update(
+        status="SUCCESS", answer=ANSWER, finished_at=timezone.now()
+    )
+    gateway = Span.objects.get(span_id=server.hex())
+    gateway.attributes[ANSWERED_BY_TRACE_ATTRIBUTE] = trace.hex()
+    gateway.save()
+    # The named session was completed over REST, without an answer, before any span.
+    named = DiagnosisSessionFactory(session_id="rest-2", failed=True, answer=None)
+    agent_span_as_the_other_request_left_it(named, trace, server)
+
+    session = settled_as_the_later_request_does(trace)
+
+    assert (session.session_id, session.status, session.answer) == ("rest-2", "FAILED", None)
