@@ -76,7 +76,7 @@ test-fast:
 	$(call venv,$(TEST_EXTRAS))
 	$(PY) -m pytest -m "not slow and not integration and not browser" $(PYTEST_ARGS)
 
-# Not part of the test suite: see README.md, "Performance". wrk comes from Debian.
+# Not part of the test suite: see docs/benchmarks.md. wrk comes from Debian.
 bench:
 	$(call venv,$(TEST_EXTRAS))
 	DATABASE_URL="$(DATABASE_URL)" $(PY) -m tests.bench.run --scale $(SCALE) $(BENCH_ARGS)

@@ -290,8 +290,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Agents report diagnosis sessions, tool-invocation facts and answers; end users "
         "give feedback; the case library is read back. Every endpoint needs "
-        "`Authorization: Api-Key <key>`. Every response carries `X-Request-ID`, the id "
-        "the service's log lines about the request name."
+        "`Authorization: Api-Key <key>`. Every response carries `X-Request-ID`; the "
+        "service's log lines about the request carry the same id."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -263,10 +263,10 @@ def test_the_detail_shows_the_scored_factors_as_a_table(admin_client) -> None:
     page = text(admin_client.get(change_url(session)))
 
     # Each factor by its label (its stored name at hand), its delta, and the stored
-    # description as it is.
+    # description in the operator's language (a text no rule writes, as it is).
     assert (
         '<tr><td><span class="factor-name" title="has_successful_tool_call">successful tool '
-        'calls</span></td><td class="delta">+30</td><td>有成功的工具调用(2次)</td></tr>'
+        'calls</span></td><td class="delta">+30</td><td>2 successful tool calls</td></tr>'
     ) in page
     assert (
         '<tr><td><span class="factor-name" title="retrieval_no_hit">retrieval calls without '

@@ -1,6 +1,7 @@
 """The evidence tables of a session's page (rule factors, opinion), in the operator's
 language. Shared by the session and bad-case admins."""
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -8,15 +9,27 @@ from django.contrib import admin
 from django.contrib.admin.utils import display_for_value
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.models import DiagnosisSession
 from evaluation.factor_labels import factor_label
 from evaluation.opinion.base import SOURCE_HEURISTIC, SOURCE_LLM
 from evaluation.opinion.heuristic import rationale_parts
+from evaluation.rules import RULES, STOP_RULES
 
 OPINION_SOURCES = {SOURCE_HEURISTIC: _("heuristic"), SOURCE_LLM: _("language model")}
+
+# The rules' descriptions without a count: each is its factor's Chinese label
+# (evaluation/factor_labels.py), so another language shows the label. The one with a
+# count, has_successful_tool_call's, as evaluation/rules.py writes it (the English tests
+# score with the rules themselves, so a change there shows).
+FIXED_DESCRIPTIONS = {
+    rule.name: rule.description
+    for rule in (*STOP_RULES, *RULES)
+    if isinstance(rule.description, str)
+}
+SUCCESSFUL_CALLS = re.compile(r"有成功的工具调用\((\d+)次\)")
 
 
 def shown_rationale(rationale: str, *, source: str) -> str:
@@ -32,6 +45,27 @@ def shown_rationale(rationale: str, *, source: str) -> str:
         return rationale
     template, params = parts
     return gettext(template) % params if params else gettext(template)
+
+
+def shown_description(name: str, description: str) -> str:
+    """A rule factor's stored description in the active language.
+
+    The rules store it in Chinese, the API's contract (evaluation/rules.py), and the
+    Chinese console shows it as stored. Another language says it again from the same
+    record: the factor's label, and for successful calls their count. A text the current
+    rules do not write (an older rule set's) is shown as stored.
+    """
+    if (get_language() or "").startswith("zh"):
+        return description
+    if FIXED_DESCRIPTIONS.get(name) == description:
+        return factor_label(name)
+    calls = SUCCESSFUL_CALLS.fullmatch(description)
+    if name == "has_successful_tool_call" and calls:
+        count = int(calls.group(1))
+        return ngettext(
+            "%(count)d successful tool call", "%(count)d successful tool calls", count
+        ) % {"count": count}
+    return description
 
 
 def _factor_name(name: str) -> SafeString:
@@ -91,7 +125,6 @@ class EvidenceTablesMixin:
         ]
         if not factors:
             return format_html("<em>{}</em>", _("not scored yet"))
-        # The description is the stored record (Chinese by contract), shown as stored.
         rows = format_html_join(
             "",
             '<tr><td>{}</td><td class="delta">{}</td><td>{}</td></tr>',
@@ -99,7 +132,7 @@ class EvidenceTablesMixin:
                 (
                     _factor_name(str(f.get("name", ""))),
                     _signed(f.get("delta")),
-                    f.get("description", ""),
+                    shown_description(str(f.get("name", "")), str(f.get("description", ""))),
                 )
                 for f in factors
             ),
