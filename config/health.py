@@ -18,6 +18,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
+from config.deadline import DeadlineMissed, within_deadline
+
 logger = logging.getLogger(__name__)
 
 PROBE_PATHS = ("/healthz", "/readyz")
@@ -64,22 +66,33 @@ Checks = dict[str, Callable[[], str]]
 def readiness(*, extra: Checks, informational: Checks | None = None) -> tuple[bool, dict[str, str]]:
     """The database, the migrations, each `extra` and `informational` check and the cache:
     "ok" each, or what is wrong ("unknown": not checked, the database being down). Ready
-    when every check but the informational ones says "ok"."""
+    when every check but the informational ones says "ok". All but the cache read the
+    database, within PROBE_DB_DEADLINE_SECONDS (config/deadline.py)."""
     informational = informational or {}
     checks: dict[str, str] = {}
+    found: dict[str, str] = {}  # written by the probe thread, read once it is done
     try:
-        checks["database"] = _database()
-        checks["migrations"] = _migrations()
-        for name, check in {**extra, **informational}.items():
-            checks[name] = check()
+        within_deadline(lambda: _database_checks(found, {**extra, **informational}))
+        checks.update(found)
     except DatabaseError as exc:
         logger.debug("readiness: check failed: %s", exc.__class__.__name__)
+        checks.update(found)
         checks.setdefault("database", "unreachable")
-        for name in ("migrations", *extra, *informational):
-            checks.setdefault(name, "unknown")
+    except DeadlineMissed as exc:
+        # A database that hangs: answered now as unreachable, the read left to end alone.
+        checks["database"] = str(exc)
+    for name in ("migrations", *extra, *informational):
+        checks.setdefault(name, "unknown")
     checks["cache"] = _cache()
     ready = not _failing_checks(checks, informational)
     return ready, checks
+
+
+def _database_checks(found: dict[str, str], checks: Checks) -> None:
+    found["database"] = _database()
+    found["migrations"] = _migrations()
+    for name, check in checks.items():
+        found[name] = check()
 
 
 def _failing_checks(checks: dict[str, str], informational: Checks) -> frozenset[str]:

@@ -41,6 +41,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
 
+from config.deadline import DeadlineMissed, within_deadline
 from config.failure_log import RepeatedFailures
 
 logger = logging.getLogger(__name__)
@@ -148,10 +149,9 @@ class QueueCollector(Collector):
     hold, from the broker.
 
     The broker is read during the scrape, so a broker that cannot be read (Redis down, or
-    the database behind the ORM broker) must not fail the scrape: that is when the other
-    series matter most. `diagnosis_queue_up` says whether the read worked (the `up`
-    convention); when it is 0 the queue gauges are left out rather than reported as an
-    empty queue.
+    the database behind the ORM broker; or too slow: _ReadAtScrape) must not fail the
+    scrape: that is when the other series matter most. `diagnosis_queue_up` says whether
+    the read worked (the `up` convention); at 0 the queue gauges are left out.
     """
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -307,23 +307,36 @@ class _ThisProcess(Collector):
         yield from REGISTRY.collect()
 
 
-# Collectors an app adds to every scrape (read at scrape time from its tables), by its
-# AppConfig.ready: config stands below the apps and imports none of them.
+# Collectors an app adds to every scrape (read from its tables, with the queue, within the
+# deadline), by its AppConfig.ready: config stands below the apps and imports none of them.
 SCRAPE_COLLECTORS: list[Collector] = []
 
 
 def registry() -> CollectorRegistry:
-    """What a scrape reads: every process's samples in multi-process mode, else this one's,
-    the queue read from the broker, and the apps' SCRAPE_COLLECTORS."""
+    """What a scrape reads: every process's samples (multi-process mode) or this one's,
+    then the queue's broker and the apps' SCRAPE_COLLECTORS."""
     scrape = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         _EveryProcess(scrape)
     else:
         scrape.register(_ThisProcess())
-    scrape.register(QueueCollector())
-    for collector in SCRAPE_COLLECTORS:
-        scrape.register(collector)
+    scrape.register(_ReadAtScrape())
     return scrape
+
+
+class _ReadAtScrape(Collector):
+    """The queue's and the apps' collectors, read in the probe thread within the deadline
+    (config/deadline.py): a database that hangs leaves them out, `diagnosis_queue_up` 0."""
+
+    def collect(self) -> Iterator[Any]:
+        read = (QueueCollector(), *SCRAPE_COLLECTORS)
+        try:  # a hung read would outlast Prometheus' scrape_timeout and fail the whole scrape
+            families = within_deadline(lambda: [f for c in read for f in c.collect()])
+        except DeadlineMissed as exc:
+            _broker_unreadable(exc)
+            yield _queue_up(0)
+            return
+        yield from families
 
 
 # --- The view -------------------------------------------------------------------------

@@ -385,6 +385,21 @@ SCORING_SWEEP_WINDOW_HOURS = env_int("SCORING_SWEEP_WINDOW_HOURS", 24, minimum=1
 # /readyz fails when no task-queue worker has sent a heartbeat for this long (seconds);
 # 0: it only reports the heartbeat's age (evaluation/health.py).
 READYZ_WORKER_MAX_AGE = env_int("READYZ_WORKER_MAX_AGE", 0, minimum=0)
+# The worker's heartbeat runs once a minute (evaluation/migrations/0002_heartbeat_schedule.py):
+# a max age under two periods would fail readiness between two beats of a healthy worker.
+_HEARTBEAT_SECONDS = 60
+if 0 < READYZ_WORKER_MAX_AGE < 2 * _HEARTBEAT_SECONDS:
+    problem(
+        "READYZ_WORKER_MAX_AGE",
+        f"READYZ_WORKER_MAX_AGE must be 0 (the heartbeat's age is only reported) or >= "
+        f"{2 * _HEARTBEAT_SECONDS} (two heartbeats: the worker sends one every "
+        f"{_HEARTBEAT_SECONDS} s), got {READYZ_WORKER_MAX_AGE}",
+    )
+
+# /readyz and the /metrics scrape wait this long (seconds) at most for their database
+# reads, then answer as if the database were unreachable (config/deadline.py): a database
+# that hangs must not hold them past a load balancer's or Prometheus' timeout.
+PROBE_DB_DEADLINE_SECONDS = env_int("PROBE_DB_DEADLINE_SECONDS", 3, minimum=1)
 
 # --- Run files, attribution ------------------------------------------------------
 
