@@ -90,6 +90,10 @@ def unsettled(session: DiagnosisSession, stored: list[SpanRecord], root: Root | 
         return True
     if session.feedback is not None or (root is not None and answer_of(root.attributes)):
         return False
+    if root is not None:
+        # Completed now by a root without an answer: the trace's last call is the answer,
+        # and a request committing at the same time may hold it.
+        return True
     return any(
         record.result and record.role in (SpanRole.AGENT, SpanRole.MODEL) for record in stored
     )

@@ -31,16 +31,26 @@ def placeholders_adopted(
         .values_list("trace_id", "session_id")
         .distinct()
     )
+    # A trace's placeholder is the session named by its trace id.
+    wanted = {
+        trace: sessions_by_trace[trace]
+        for trace, held_by in stored
+        if held_by == trace and held_by != sessions_by_trace[trace]
+    }
+    if not wanted:
+        return set()
+    # Locked in one statement, in the order of their key (one by one, two requests moving
+    # each other's placeholders deadlocked); one moved by a request that committed
+    # meanwhile is not found.
+    placeholders = (
+        DiagnosisSession.objects.select_for_update().filter(session_id__in=wanted).order_by("id")
+    )
     adopted = set()
-    for trace, placeholder_id in stored:
-        session_id = sessions_by_trace[trace]
-        if placeholder_id == session_id or placeholder_id != trace:
-            continue
-        placeholder = (
-            DiagnosisSession.objects.select_for_update().filter(session_id=placeholder_id).first()
-        )
-        if placeholder is None or placeholder.feedback is not None:
-            continue  # moved by a request that committed meanwhile, or rated
+    for placeholder in placeholders:
+        if placeholder.feedback is not None:
+            continue  # rated
+        placeholder_id = placeholder.session_id
+        session_id = wanted[placeholder_id]
         moved = _rows_moved(placeholder_id, session_id)
         _creation_adopted(placeholder, sessions[session_id])
         if _completion_adopted(placeholder, sessions[session_id]) or moved:
@@ -70,7 +80,11 @@ def placeholders_joined(traces: Iterable[str]) -> set[str]:
     }
     if not named:
         return set()
-    locked = DiagnosisSession.objects.select_for_update().filter(session_id__in=set(named.values()))
+    # The sessions and their placeholders locked together, in the order of their key, as
+    # diagnosis.otlp_services locks a request's (placeholders_adopted finds them locked).
+    locked = DiagnosisSession.objects.select_for_update().filter(
+        session_id__in=set(named.values()) | set(named)
+    )
     sessions = {session.session_id: session for session in locked.order_by("id")}
     return placeholders_adopted(sessions_by_trace=named, sessions=sessions)
 

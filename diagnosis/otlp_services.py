@@ -42,7 +42,7 @@ from diagnosis.otlp_facts import tool_facts_body
 from diagnosis.otlp_mapping import SpanRecord
 from diagnosis.otlp_messages import question_of
 from diagnosis.otlp_placeholders import placeholders_adopted, placeholders_joined
-from diagnosis.otlp_races import retried
+from diagnosis.otlp_races import RaceLost, retried
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
@@ -68,7 +68,13 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         return IngestResult(0, 0, rejected)
     stored = retried(lambda: _stored(records, list(rejected)))
     if stored.new:
-        retried(lambda: _split_traces_settled(stored))
+        traces = {r.trace_id for r in stored.new}
+        retried(lambda: _split_traces_settled(traces, stored.unsettled))
+    elif stored.kept:
+        # An exporter's resend of spans all stored: the attempt that stored them may have
+        # committed and then lost every race of its look at the trace (answered 503).
+        traces = {r.trace_id for r in records}
+        retried(lambda: _split_traces_settled(traces, traces))
     accepted, refused = len(stored.new), len(stored.rejected)
     duplicates = stored.kept - accepted
     metrics.otlp_spans(accepted=accepted, duplicates=duplicates, rejected=refused)
@@ -105,18 +111,17 @@ def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
     return _Stored(len(kept), new, rejected, unsettled, notes)
 
 
-def _split_traces_settled(stored: _Stored) -> None:
+def _split_traces_settled(traces: set[str], unsettled: set[str]) -> None:
     """Once committed, what a request committing at the same time may have kept each from
     seeing of the other: the placeholders of these traces that it filled move to their
     sessions (diagnosis.otlp_placeholders), and the sessions this request left running
     or without an answer are completed or answered from every committed span of their
     trace (diagnosis.otlp_completion). Sessions that gained facts this way, or their
     completion, are scored again."""
-    traces = {r.trace_id for r in stored.new}
     with transaction.atomic():
         joined = placeholders_joined(traces)
         # A join may bring a session what the other request had unsettled.
-        completions_settled(traces if joined else stored.unsettled)
+        completions_settled(traces if joined else unsettled)
         for session_id in joined:
             session = DiagnosisSession.objects.get(session_id=session_id)
             if session.status == SessionStatus.SUCCESS:
@@ -201,11 +206,13 @@ def _sessions_by_trace(records: list[SpanRecord], notes: Notes) -> dict[str, str
         else:
             hints.setdefault(record.trace_id, None)
     unhinted = [trace for trace, hint in hints.items() if hint is None]
-    known = dict(
-        Span.objects.filter(trace_id__in=unhinted).values_list("trace_id", "session_id").distinct()
-        if unhinted
-        else []
-    )
+    known: dict[str, str] = {}
+    stored = Span.objects.filter(trace_id__in=unhinted) if unhinted else Span.objects.none()
+    for trace, session_id in stored.values_list("trace_id", "session_id").distinct():
+        # The named session, when a request committing at the same time left the trace's
+        # spans in it and in the trace-id placeholder both.
+        if known.get(trace, trace) == trace:
+            known[trace] = session_id
     sessions = {trace: hint or known.get(trace) or trace for trace, hint in hints.items()}
     for record in ignored:
         shown = (record.session_hint or "")[:80]
@@ -341,6 +348,10 @@ def _write(
     unsettled = set()
     for session_id, group in by_session.items():
         root = next((roots[r.trace_id] for r in group if roots.get(r.trace_id)), None)
+        if isinstance(root, Span) and root.session_id != session_id:
+            # A root stored meanwhile in the trace's placeholder, which another request
+            # completed with it: the look after the commit joins the two, completion and all.
+            root = None
         session = sessions[session_id]
         _session_update(session, group, root=root, rescore=session_id in with_new_facts)
         if unsettled_after(session, group, root):
@@ -349,27 +360,42 @@ def _write(
 
 
 def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:
-    """The sessions, created RUNNING when new, locked in primary-key order."""
-    ids = sorted(by_session)
-    existing = set(
-        DiagnosisSession.objects.filter(session_id__in=ids).values_list("session_id", flat=True)
+    """The sessions, created RUNNING when new, locked. Those there are locked in one
+    statement together with the placeholders of their traces (which placeholders_adopted
+    moves to them), so that requests of the same traces at once wait for each other rather
+    than deadlock; only then are the new ones created. A session gone since it was read (a
+    placeholder another request moved) is not created again: the attempt lost a race, and
+    the next finds where the trace's spans went."""
+    traces = {record.trace_id for group in by_session.values() for record in group}
+    there = set(
+        DiagnosisSession.objects.filter(session_id__in=list(by_session)).values_list(
+            "session_id", flat=True
+        )
     )
-    missing = []
-    for session_id in ids:
-        if session_id not in existing:
-            group = by_session[session_id]
-            missing.append(
-                DiagnosisSession(
-                    session_id=session_id,
-                    query=_question(group) or "",
-                    user_id=next((r.user_id[:64] for r in group if r.user_id), None),
-                    status=SessionStatus.RUNNING,
-                )
-            )
+    locked = DiagnosisSession.objects.select_for_update().order_by("id")
+    sessions = {s.session_id: s for s in locked.filter(session_id__in=set(by_session) | traces)}
+    # Only those the lock did not find either: an insert that finds the row another
+    # request inserted takes a shared lock on it, and two such requests deadlocked
+    # locking it.
+    missing = [
+        DiagnosisSession(
+            session_id=session_id,
+            query=_question(group) or "",
+            user_id=next((r.user_id[:64] for r in group if r.user_id), None),
+            status=SessionStatus.RUNNING,
+        )
+        for session_id, group in sorted(by_session.items())
+        if session_id not in sessions and session_id not in there
+    ]
     if missing:
+        # Another request may create one at the same time: the unique key keeps one.
         DiagnosisSession.objects.bulk_create(missing, ignore_conflicts=True)
-    locked = DiagnosisSession.objects.select_for_update().filter(session_id__in=ids).order_by("id")
-    return {session.session_id: session for session in locked}
+        created = locked.filter(session_id__in=[session.session_id for session in missing])
+        sessions.update({session.session_id: session for session in created})
+    gone = sorted(set(by_session) - set(sessions))
+    if gone:
+        raise RaceLost(f"session {gone[0]!r} gone since it was read (moved by another request)")
+    return {key: sessions[key] for key in by_session}
 
 
 def _question(group: list[SpanRecord]) -> str | None:

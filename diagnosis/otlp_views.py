@@ -7,6 +7,8 @@ as the OTLP specification says. Authentication is the API's: `Authorization: Api
 allows ingest.
 """
 
+import logging
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -18,17 +20,19 @@ from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
 from diagnosis.models import ApiKey, ApiPermission
 from diagnosis.otlp_mapping import span_count, spans_read
-from diagnosis.otlp_races import lost_a_race
+from diagnosis.otlp_races import RACE_ATTEMPTS, lost_a_race, race_named
 from diagnosis.otlp_services import traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
 from diagnosis.redaction import redactor
+
+logger = logging.getLogger(__name__)
 
 # Exporters retry 429 and 503 after this many seconds (when the limiter says none).
 RETRY_AFTER_SECONDS = 5
 
 # Outages the exporter retries (config.middleware.outage_kind) are caught here, not left to
 # config.middleware (which answers them in plain text outside /api/), because exporters
-# read an error's google.rpc.Status.
+# read an error's google.rpc.Status; so are races lost at every attempt.
 
 
 class OtlpKeyThrottle(WindowCountThrottle):
@@ -51,8 +55,22 @@ def traces_view(request: HttpRequest) -> HttpResponse:
     try:
         return _traces(request)
     except Exception as exc:
-        # A race lost at every attempt (diagnosis.otlp_races) the exporter retries as well.
-        what = "database" if lost_a_race(exc) else outage_kind(exc)
+        if lost_a_race(exc):
+            # Requests writing the same traces won every attempt (diagnosis.otlp_races):
+            # the database answers, its connections are sound; the exporter sends the
+            # batch again.
+            logger.warning(
+                "answered 503: lost a race at each of its %d attempts to requests writing "
+                "the same traces at the same time: %s",
+                RACE_ATTEMPTS,
+                race_named(exc),
+            )
+            # Django's own "Service Unavailable" line for it, an ERROR, is dropped as for
+            # an outage answered (config.logging.AnsweredOutageFilter): the line above
+            # says why.
+            request.outage = "race"  # type: ignore[attr-defined]
+            return _unavailable(request)
+        what = outage_kind(exc)
         if what is None:
             # Any other error, one about the data too (an IntegrityError or DataError:
             # MariaDB's CHECK on a JSON column, 4025), is Django's 500 with its traceback,
@@ -63,10 +81,15 @@ def traces_view(request: HttpRequest) -> HttpResponse:
             raise
         # Logged once a minute, as the API's outages are; the exporter retries.
         outage_answered(request, what, exc)
-        encoding = getattr(request, "otlp_encoding", None)
-        response = _error(encoding, 503, "服务暂不可用，请稍后重试")
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
+        return _unavailable(request)
+
+
+def _unavailable(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After, which exporters retry, in the request's encoding."""
+    encoding = getattr(request, "otlp_encoding", None)
+    response = _error(encoding, 503, "服务暂不可用，请稍后重试")
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def _traces(request: HttpRequest) -> HttpResponse:

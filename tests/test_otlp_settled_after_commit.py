@@ -223,9 +223,7 @@ def test_a_rated_session_keeps_the_answer_its_reader_rated(client, key):
     assert DiagnosisSession.objects.get().answer is None
 
 
-def test_a_root_that_completed_a_placeholder_does_not_answer_the_session_it_then_joins(
-    client, key
-):
+def test_a_root_that_completed_a_placeholder_does_not_answer_the_session_it_then_joins(client, key):
     trace, server = gateway_span_sent(client, key)
     # The server span's request completed the placeholder from the agent span's answer.
     DiagnosisSession.objects.filter(session_id=trace.hex()).update(
@@ -241,3 +239,26 @@ def test_a_root_that_completed_a_placeholder_does_not_answer_the_session_it_then
     session = settled_as_the_later_request_does(trace)
 
     assert (session.session_id, session.status, session.answer) == ("rest-2", "FAILED", None)
+
+
+def test_an_exporter_resending_spans_already_stored_settles_what_the_first_send_left(client, key):
+    # The first send stored the agent span and then lost every race of its look at the
+    # trace (it was answered 503): the exporter sends the same span again.
+    trace, server = gateway_span_sent(client, key)
+    named = DiagnosisSessionFactory(session_id="gw-3", query="")
+    stored = stored_as_another_request_left_it(
+        named, trace, name="invoke_agent ops", role="agent", parent=server, answer=ANSWER
+    )
+    resent = span(
+        "invoke_agent ops",
+        trace_id=trace,
+        span_id=bytes.fromhex(stored.span_id),
+        parent=server,
+        attributes={"session.id": "gw-3", "output.value": ANSWER},
+    )
+
+    assert post(client, export(resent), key=key).status_code == 200
+
+    session = DiagnosisSession.objects.get()
+    assert (session.session_id, session.status, session.answer) == ("gw-3", "SUCCESS", ANSWER)
+    assert Span.objects.count() == 2
