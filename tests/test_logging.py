@@ -17,30 +17,6 @@ from tests.factories import DiagnosisSessionFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def json_lines():  # type: ignore[no-untyped-def]
-    """Everything logged while the test runs, formatted as production formats it."""
-    lines: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(self.format(record))
-
-    handler = Collect(level=logging.DEBUG)
-    handler.setFormatter(JsonFormatter())
-    # The filters of the handler that prints the lines (config/logging_settings.py).
-    [console] = [h for h in logging.getLogger().handlers if h.name == "console"]
-    for line_filter in console.filters:
-        handler.addFilter(line_filter)
-    root = logging.getLogger()
-    previous = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    yield lines
-    root.removeHandler(handler)
-    root.setLevel(previous)
-
-
 def test_every_line_about_a_session_names_it(
     api, json_lines, django_capture_on_commit_callbacks
 ) -> None:

@@ -24,32 +24,6 @@ DOTS_ALONE = [".", "..", "...", "." * 64]
 WITH_DOTS = ["a.b", ".a", "a.", "..x", "1.2.3", "...-", "v1..2"]
 
 
-@pytest.fixture
-def json_lines():  # type: ignore[no-untyped-def]
-    """Everything logged while the test runs, through the filters of the handler that
-    prints the lines (config/logging_settings.py), formatted as production formats it."""
-    from config.logging import JsonFormatter
-
-    lines: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(self.format(record))
-
-    handler = Collect(level=logging.DEBUG)
-    handler.setFormatter(JsonFormatter())
-    [console] = [h for h in logging.getLogger().handlers if h.name == "console"]
-    for line_filter in console.filters:
-        handler.addFilter(line_filter)
-    root = logging.getLogger()
-    previous = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    yield lines
-    root.removeHandler(handler)
-    root.setLevel(previous)
-
-
 # --- Session ids of dots alone ------------------------------------------------------------
 
 
