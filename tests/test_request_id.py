@@ -12,7 +12,6 @@ from django.test import Client
 from config.logging import JsonFormatter, PlainFormatter, SessionContextFilter, set_request_id
 from tests.factories import DiagnosisSessionFactory
 from tests.otlp import export, new_span_id, new_trace_id, post, span
-from tests.test_logging import json_lines  # noqa: F401 (fixture)
 from tests.test_outages import UNREACHABLE_CACHE
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +38,7 @@ def test_each_request_gets_its_own_generated_id(client) -> None:
 
 def test_a_sane_incoming_id_is_echoed_and_names_the_log_lines_of_its_request(
     api,
-    json_lines,  # noqa: F811
+    json_lines,
 ) -> None:
     response = api.post(
         "/api/sessions",
@@ -53,7 +52,7 @@ def test_a_sane_incoming_id_is_echoed_and_names_the_log_lines_of_its_request(
     assert started and all(entry["request_id"] == "edge-7f3a.b_c:9-x" for entry in started)
 
 
-def test_djangos_own_line_for_a_refused_request_names_it(api, json_lines) -> None:  # noqa: F811
+def test_djangos_own_line_for_a_refused_request_names_it(api, json_lines) -> None:
     DiagnosisSessionFactory(session_id="done", status="FAILED")
 
     api.post(
@@ -141,7 +140,7 @@ def test_a_cross_origin_page_may_read_the_request_id(client, settings) -> None:
     assert response["X-Request-ID"]
 
 
-def test_the_id_does_not_leak_into_the_next_requests_log_lines(api, json_lines) -> None:  # noqa: F811
+def test_the_id_does_not_leak_into_the_next_requests_log_lines(api, json_lines) -> None:
     api.get("/api/sessions/nope", HTTP_X_REQUEST_ID="first-1")
     json_lines.clear()
     logging.getLogger("tests.request_id").info("between requests")
@@ -153,7 +152,7 @@ def test_the_id_does_not_leak_into_the_next_requests_log_lines(api, json_lines) 
     assert {entry.get("request_id") for entry in entries[1:]} == {response["X-Request-ID"]}
 
 
-def test_a_line_outside_a_request_has_no_request_id(json_lines) -> None:  # noqa: F811
+def test_a_line_outside_a_request_has_no_request_id(json_lines) -> None:
     logging.getLogger("tests.request_id").info("worker line")
 
     assert "request_id" not in json.loads(json_lines[-1])

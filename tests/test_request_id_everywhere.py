@@ -14,7 +14,6 @@ from rest_framework.test import APIClient
 
 from config import health
 from tests.processes import ROOT
-from tests.test_logging import json_lines  # noqa: F401 (fixture)
 from tests.test_metrics import scrape, value
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +89,7 @@ def test_healthz_still_answers_without_a_query_a_session_or_a_cookie(
     assert "Cookie" not in response.get("Vary", "")
 
 
-def test_a_not_ready_probe_s_warning_names_its_request_id(settings, json_lines) -> None:  # noqa: F811
+def test_a_not_ready_probe_s_warning_names_its_request_id(settings, json_lines) -> None:
     settings.READYZ_WORKER_MAX_AGE = 180  # no worker has beaten yet: not ready
 
     response = Client().get("/readyz", HTTP_X_REQUEST_ID="probe-503")
@@ -102,7 +101,7 @@ def test_a_not_ready_probe_s_warning_names_its_request_id(settings, json_lines) 
     assert readiness and all(entry["request_id"] == "probe-503" for entry in readiness)
 
 
-def test_a_refused_scrape_carries_its_request_id_and_django_s_line_names_it(json_lines) -> None:  # noqa: F811
+def test_a_refused_scrape_carries_its_request_id_and_django_s_line_names_it(json_lines) -> None:
     response = Client().get("/metrics", REMOTE_ADDR="203.0.113.9", HTTP_X_REQUEST_ID="scrape-9")
 
     assert response.status_code == 403
