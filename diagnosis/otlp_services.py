@@ -121,8 +121,8 @@ def _split_traces_settled(traces: set[str], unsettled: set[str]) -> None:
     with transaction.atomic():
         joined = placeholders_joined(traces)
         # A join may bring a session what the other request had unsettled.
-        completions_settled(traces if joined else unsettled)
-        for session_id in joined:
+        settled = completions_settled(traces if joined else unsettled)
+        for session_id in joined - settled:  # a session settled is scored already
             session = DiagnosisSession.objects.get(session_id=session_id)
             if session.status == SessionStatus.SUCCESS:
                 enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)

@@ -16,20 +16,21 @@ from diagnosis.models import DiagnosisSession
 from evaluation.factor_labels import factor_label
 from evaluation.opinion.base import SOURCE_HEURISTIC, SOURCE_LLM
 from evaluation.opinion.heuristic import rationale_parts
-from evaluation.rules import RULES, STOP_RULES
+from evaluation.rules import RULES, STOP_RULES, InvocationFacts
 
 OPINION_SOURCES = {SOURCE_HEURISTIC: _("heuristic"), SOURCE_LLM: _("language model")}
 
 # The rules' descriptions without a count: each is its factor's Chinese label
-# (evaluation/factor_labels.py), so another language shows the label. The one with a
-# count, has_successful_tool_call's, as evaluation/rules.py writes it (the English tests
-# score with the rules themselves, so a change there shows).
+# (evaluation/factor_labels.py), so another language shows the label.
 FIXED_DESCRIPTIONS = {
     rule.name: rule.description
     for rule in (*STOP_RULES, *RULES)
     if isinstance(rule.description, str)
 }
-SUCCESSFUL_CALLS = re.compile(r"有成功的工具调用\((\d+)次\)")
+# The one with a count: its number is read, and the text taken for the rule's only when
+# the rule itself writes it for that number.
+_SUCCESSFUL_CALLS = next(rule for rule in RULES if rule.name == "has_successful_tool_call")
+_NUMBER = re.compile(r"\d+")
 
 
 def shown_rationale(rationale: str, *, source: str) -> str:
@@ -59,13 +60,22 @@ def shown_description(name: str, description: str) -> str:
         return description
     if FIXED_DESCRIPTIONS.get(name) == description:
         return factor_label(name)
-    calls = SUCCESSFUL_CALLS.fullmatch(description)
-    if name == "has_successful_tool_call" and calls:
-        count = int(calls.group(1))
+    count = _successful_calls(name, description)
+    if count is not None:
         return ngettext(
             "%(count)d successful tool call", "%(count)d successful tool calls", count
         ) % {"count": count}
     return description
+
+
+def _successful_calls(name: str, description: str) -> int | None:
+    """The count in has_successful_tool_call's description, if the rule wrote it."""
+    number = _NUMBER.search(description)
+    if name != _SUCCESSFUL_CALLS.name or number is None:
+        return None
+    count = int(number.group())
+    facts = InvocationFacts(total=count, successful=count, retrieval=0, l0_hits=0, l1_hits=0)
+    return count if _SUCCESSFUL_CALLS.description(facts) == description else None
 
 
 def _factor_name(name: str) -> SafeString:
