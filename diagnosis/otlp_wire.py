@@ -60,17 +60,18 @@ def encoding_of(content_type: str) -> Encoding:
 def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit: int) -> bytes:
     """The request body, decompressed; 413 past `limit` bytes, found while reading, so a
     gzip bomb is stopped after `limit` bytes of output."""
-    too_large = WireError(413, f"请求体过大（解压后上限 {limit} 字节）")
+    sent_too_large = WireError(413, f"请求体过大（上限 {limit} 字节）")
     if declared_length > limit:
-        raise too_large
+        raise sent_too_large
     raw = stream.read(limit + 1)
     if len(raw) > limit:
-        raise too_large
+        raise sent_too_large
     encoding = content_encoding.strip().lower()
     if encoding in ("", "identity"):
         return raw
     if encoding != "gzip":
         raise WireError(415, f"不支持的 Content-Encoding：{encoding}（支持 gzip）")
+    too_large = WireError(413, f"请求体过大（解压后上限 {limit} 字节）")
     out = bytearray()
     data = raw
     try:

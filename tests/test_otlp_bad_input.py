@@ -122,6 +122,29 @@ def test_a_gzip_bomb_is_refused_while_decompressing(client, key, settings):
     assert nothing_written()
 
 
+def test_an_uncompressed_body_over_the_limit_is_refused_without_speaking_of_decompression(
+    client, key, settings
+):
+    settings.OTLP_MAX_BODY_BYTES = 1024
+
+    response = post(client, b"\0" * 2048, key=key)
+
+    assert response.status_code == 413
+    message = status_of(response).message
+    assert "1024" in message
+    assert "解压" not in message
+    assert nothing_written()
+
+
+def test_a_gzip_body_over_the_limit_says_the_limit_is_after_decompression(client, key, settings):
+    settings.OTLP_MAX_BODY_BYTES = 1024
+
+    response = post(client, gzip.compress(b"\0" * 4096), key=key, HTTP_CONTENT_ENCODING="gzip")
+
+    assert response.status_code == 413
+    assert "解压后上限 1024" in status_of(response).message
+
+
 def test_a_body_that_is_not_gzip_but_says_so_is_400(client, key):
     response = post(client, b"plain bytes", key=key, HTTP_CONTENT_ENCODING="gzip")
 
