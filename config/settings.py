@@ -149,8 +149,7 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
             "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
         ),
         "isolation_level": "read committed",
-        # Bounded waits: an unreachable or stalled server becomes an error the API can
-        # answer with 503, never a request that hangs.
+        # Bounded waits: a stalled server is a 503 the API answers, never a hung request.
         "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5, minimum=1),
         "read_timeout": env_int("DB_READ_TIMEOUT", 30, minimum=1),
         "write_timeout": env_int("DB_WRITE_TIMEOUT", 30, minimum=1),
@@ -175,6 +174,8 @@ if REDIS_URL:
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
+            # A Redis that hangs: a 503 in 5 s (a ?socket_timeout= in REDIS_URL wins).
+            "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},
         }
     }
 else:

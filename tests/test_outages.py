@@ -15,6 +15,7 @@ from diagnosis.models import DiagnosisSession
 from evaluation.tasks import scoring_sweep
 from tests.factories import DiagnosisSessionFactory
 from tests.processes import child_env, start_gunicorn, stop_group
+from tests.silent_server import SilentServer
 from tests.test_metrics import parse, scrape, value
 
 pytestmark = pytest.mark.django_db
@@ -150,6 +151,26 @@ def test_under_gunicorn_an_outage_is_503_json_a_named_readyz_check_and_a_whole_s
     # Four failing probes: one warning when readiness changed, no ERROR per probe.
     assert "Service Unavailable: /readyz" not in logged
     assert logged.count("readiness: not ready") == 1
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_under_gunicorn_a_cache_that_hangs_makes_the_api_answer_503_before_the_worker_is_killed(
+    api,
+) -> None:
+    silent = SilentServer()
+    env = child_env(READYZ_WORKER_MAX_AGE="0")
+    env["REDIS_URL"] = f"redis://127.0.0.1:{silent.port}/0"
+    web, base = start_gunicorn(env, workers=1, args=("-c", "config/gunicorn.conf.py"))
+    try:
+        api_status, api_headers, api_body = _get(f"{base}/api/sessions/x-1", api.raw_key)
+    finally:
+        stop_group(web)
+        silent.close()
+
+    assert (api_status, api_headers["Retry-After"]) == (503, "5")
+    assert json.loads(api_body)["code"] == "service_unavailable"
 
 
 @pytest.fixture

@@ -56,8 +56,8 @@ def hold() -> Iterator[Hold]:
 
 def _wait_for_the_probe_thread() -> None:
     # The next test starts with the thread free, as a process that was not probed yet.
-    if deadline._pending is not None:
-        deadline._pending.exception()
+    if deadline.DATABASE.pending is not None:
+        deadline.DATABASE.pending.exception()
 
 
 @pytest.fixture(autouse=True)
