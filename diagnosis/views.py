@@ -21,6 +21,7 @@ from diagnosis.feedback_tokens import feedback_token_issue
 from diagnosis.models import SESSION_ID_PATTERN, SESSION_ID_SCHEMA_PATTERN, ApiPermission
 from diagnosis.serializers import (
     SESSION_ID_HELP,
+    SESSION_ID_INVALID,
     FeedbackTokenOutput,
     RecordedInvocationsOutput,
     SessionCompletedOutput,
@@ -45,7 +46,7 @@ SESSION_ID_PARAMETER = OpenApiParameter(
 
 def checked_session_id(value: str) -> str:
     if not SESSION_ID_PATTERN.match(value):
-        raise serializers.ValidationError({"sessionId": [f"A sessionId is {SESSION_ID_HELP}."]})
+        raise serializers.ValidationError({"sessionId": [SESSION_ID_INVALID]})
     return value
 
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from diagnosis.facts_rules import SESSION_ID_HELP
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
     SESSION_ID_PATTERN,
@@ -154,9 +155,7 @@ FEEDBACK_BODY_SCHEMA = {
             "minLength": 1,
             "maxLength": SESSION_ID_MAX_LENGTH,
             "pattern": SESSION_ID_SCHEMA_PATTERN,
-            "description": (
-                f"1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -, not dots alone"
-            ),
+            "description": SESSION_ID_HELP,
         },
         "feedback": {"type": "string", "enum": Feedback.values},
         "reason": {
