@@ -14,6 +14,19 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class NumberTooLong(ValueError):
+    """A JSON integer of more digits than Python reads (sys.get_int_max_str_digits())."""
+
+
+def json_int(digits: str) -> int:
+    """json's parse_int: an integer of thousands of digits is refused in the API's words,
+    not in Python's (which tell the reader to call sys.set_int_max_str_digits())."""
+    try:
+        return int(digits)
+    except ValueError:
+        raise NumberTooLong(f"请求体中的数字过长（{len(digits.lstrip('-'))} 位）") from None
+
+
 class StrictJSONParser(JSONParser):
     """JSON only: no NaN/Infinity, and deep nesting is a 400, not a crash."""
 
@@ -31,9 +44,11 @@ class StrictJSONParser(JSONParser):
         encoding = parser_context.get("encoding", "utf-8")
         try:
             text = stream.read().decode(encoding)
-            return json.loads(text, parse_constant=_reject_constant)
+            return json.loads(text, parse_constant=_reject_constant, parse_int=json_int)
         except RecursionError:
             raise exceptions.ParseError("请求体不是合法的 JSON：嵌套层数过深") from None
+        except NumberTooLong as exc:
+            raise exceptions.ParseError(str(exc)) from None
         except ValueError as exc:
             # UnicodeDecodeError is a ValueError too: invalid UTF-8 lands here.
             raise exceptions.ParseError(f"请求体不是合法的 JSON：{exc}") from None

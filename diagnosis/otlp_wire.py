@@ -26,6 +26,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from config.parsers import NumberTooLong, json_int
+
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _READ_CHUNK = 64 * 1024
@@ -104,7 +106,9 @@ def request_decoded(body: bytes, encoding: Encoding) -> ExportTraceServiceReques
         except (DecodeError, ValueError, RuntimeError) as exc:
             raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
     try:
-        document = json.loads(body)
+        document = json.loads(body, parse_int=json_int)
+    except NumberTooLong as exc:
+        raise WireError(400, str(exc)) from None
     except (ValueError, RecursionError) as exc:
         raise WireError(400, f"JSON 请求体无法解析：{exc}") from None
     if not isinstance(document, dict):

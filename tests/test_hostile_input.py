@@ -89,6 +89,21 @@ def test_json_of_the_wrong_type_is_400(api, url, body) -> None:
 
 
 @pytest.mark.parametrize("url", ENDPOINTS)
+def test_a_number_of_thousands_of_digits_is_400_saying_so_in_the_api_s_words(api, url) -> None:
+    body = b'{"query": "q", "limit": ' + b"9" * 5000 + b"}"
+
+    response = raw_post(api, url, body)
+
+    assert_json_4xx(response, 400)
+    message = response.json()["message"]
+    # The feedback contract words every unreadable body its own way.
+    assert message == (
+        "请求体不是合法的 JSON" if url == "/api/feedback" else "请求体中的数字过长（5000 位）"
+    )
+    assert nothing_written()
+
+
+@pytest.mark.parametrize("url", ENDPOINTS)
 def test_deep_nesting_is_400_not_a_crash(api, url) -> None:
     depth = 200_000
     body = ("[" * depth + "]" * depth).encode()

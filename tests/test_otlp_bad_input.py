@@ -218,6 +218,18 @@ def test_a_deeply_nested_json_body_is_400(client, key):
     assert nothing_written()
 
 
+def test_a_json_number_of_thousands_of_digits_is_400_saying_so(client, key):
+    body = b'{"resourceSpans": [], "x": ' + b"9" * 5000 + b"}"
+
+    response = post(client, body, key=key, content_type=JSON)
+
+    assert response.status_code == 400
+    message = status_of(response).message
+    assert "数字过长" in message
+    assert "sys.set_int_max_str_digits" not in message
+    assert nothing_written()
+
+
 def test_a_json_body_with_a_wrongly_typed_field_is_400(client, key):
     body = b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 12, "traceId": 5}]}]}]}'
 
