@@ -150,6 +150,8 @@ MESSAGES = {
     "throttled": "请求过于频繁，请稍后再试",
     "server_error": "服务内部错误，已记录日志",
     "service_unavailable": "服务暂不可用，请稍后重试",
+    "disallowed_host": "Host 请求头不是本服务允许的主机名（ALLOWED_HOSTS）",
+    "bad_request": "请求无效",
 }
 # Codes only DRF itself raises, in English and with details of its own making. The others
 # (authentication, permission, parsing) come with our words, more precise than the table's,

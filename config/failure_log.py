@@ -8,6 +8,7 @@ line when the thing works again. The caller writes the lines; this only decides 
 
 import threading
 import time
+from collections.abc import Collection
 
 
 class RepeatedFailures:
@@ -33,13 +34,23 @@ class RepeatedFailures:
             self._last[what] = now
         return more
 
-    def over(self) -> dict[str, int]:
-        """Every kind that was failing, with how many failures were not logged since its
-        last line; forgotten, so the next failure is logged at once. Empty (and read
-        without the lock) in the usual case, where nothing was failing."""
+    def failing(self) -> frozenset[str]:
+        """The kinds failing now (logged, and not over since). Empty (and read without the
+        lock) in the usual case, where nothing is failing."""
+        if not self._last:
+            return frozenset()
+        with self._lock:
+            return frozenset(self._last)
+
+    def over(self, kinds: Collection[str] | None = None) -> dict[str, int]:
+        """Every kind that was failing (of `kinds` only, when named), with how many
+        failures were not logged since its last line; forgotten, so the next failure is
+        logged at once. Empty (and read without the lock) in the usual case, where
+        nothing was failing."""
         if not self._last:
             return {}
         with self._lock:
-            ended = {what: self._since.pop(what, 0) for what in self._last}
-            self._last.clear()
-        return ended
+            ended = [what for what in self._last if kinds is None or what in kinds]
+            for what in ended:
+                del self._last[what]
+            return {what: self._since.pop(what, 0) for what in ended}

@@ -1,10 +1,14 @@
 """Guards in front of every API view."""
 
+import contextlib
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from typing import Any
 
 from django.conf import settings
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.base import BaseCache
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import translation
@@ -85,10 +89,18 @@ class DatabaseUnavailableMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        if 200 <= response.status_code < 300 and request.path.startswith(_SERVED_WITH_BOTH):
-            # An API or OTLP request answered 2xx read its key (the cache) and the database.
-            _outage_log.over()
+        if not _outage_log.failing():
+            return self.get_response(request)
+        # An outage is logged: it is over when the database or the cache has answered a
+        # request again, not at any answer (an empty OTLP export whose key is cached
+        # answers 200 without a query), so what this request used is watched.
+        answered = _Answered()
+        with connections["default"].execute_wrapper(answered.query), _cache_watched(answered):
+            response = self.get_response(request)
+        # Not after a 5xx: a request may fail after its first queries succeeded (a lock
+        # wait is an OperationalError too).
+        if response.status_code < 500 and answered.kinds:
+            _outage_log.over(answered.kinds)
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
@@ -147,16 +159,67 @@ def outage_answered(request: HttpRequest, what: str, exception: BaseException) -
     request.outage = what  # type: ignore[attr-defined]
 
 
-# Paths whose 2xx answer shows the database and the cache both answer (an API key is read).
-_SERVED_WITH_BOTH = ("/api/", "/v1/traces")
+class _Answered:
+    """What answered one request: "database" once a query of it returned, "cache" once a
+    call of the default cache did."""
+
+    def __init__(self) -> None:
+        self.kinds: set[str] = set()
+
+    def query(self, execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
+        """An execute wrapper (Django's hook around every query of a connection)."""
+        result = execute(sql, params, many, context)
+        self.kinds.add("database")
+        return result
+
+
+# The calls of a cache backend that go to the cache (BaseCache's).
+_CACHE_CALLS = frozenset(
+    {"add", "get", "set", "touch", "delete", "get_many", "get_or_set", "has_key", "incr", "decr"}
+    | {"set_many", "delete_many", "clear", "incr_version", "decr_version"}
+)
+
+
+class _WatchedCache:
+    """The default cache, seen through for one request: a call that goes to the cache and
+    returns marks it answered. Django has no hook around cache calls, as it has around
+    queries; everything reads the cache through `caches` (django.core.cache.cache and
+    DRF's throttles are proxies to it), so standing in there sees every call."""
+
+    def __init__(self, backend: BaseCache, answered: _Answered) -> None:
+        self._backend = backend
+        self._answered = answered
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._backend, name)
+        if name not in _CACHE_CALLS:
+            return found
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = found(*args, **kwargs)
+            self._answered.kinds.add("cache")
+            return result
+
+        return call
+
+
+@contextlib.contextmanager
+def _cache_watched(answered: _Answered) -> Iterator[None]:
+    """The default cache of this thread is a _WatchedCache inside the block."""
+    backend = caches[DEFAULT_CACHE_ALIAS]
+    caches[DEFAULT_CACHE_ALIAS] = _WatchedCache(backend, answered)
+    try:
+        yield
+    finally:
+        caches[DEFAULT_CACHE_ALIAS] = backend
 
 
 class _OutageLog:
     """An outage fails every request: one ERROR line per kind (database, cache) and
     OUTAGE_LOG_SECONDS per process, saying how many more requests were answered 503 since
     the last, instead of a line per request (thousands a minute under load); and, at the
-    first request served after it, one line saying it is over and how many 503s were not
-    counted yet."""
+    first request the database (or the cache) answers after it, one line saying it is
+    over and how many 503s were not counted yet."""
 
     def __init__(self) -> None:
         self._failures = RepeatedFailures()
@@ -175,8 +238,11 @@ class _OutageLog:
         else:
             logger.error("%s unavailable: %s", what, reason)
 
-    def over(self) -> None:
-        for what, more in self._failures.over().items():
+    def failing(self) -> frozenset[str]:
+        return self._failures.failing()
+
+    def over(self, kinds: Collection[str]) -> None:
+        for what, more in self._failures.over(kinds).items():
             logger.warning(
                 "%s available again (%d more requests answered 503 since the last line)",
                 what,

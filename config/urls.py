@@ -1,10 +1,17 @@
 from django.contrib import admin
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
+from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from caselibrary.views import CaseViewSet
 from config import errors
+from config.api import MESSAGES
+from config.middleware import api_error
+from diagnosis import otlp_wire
+from diagnosis.https_required import OTLP_TRACES_PATH
 from diagnosis.otlp_views import traces_view
 from diagnosis.views import SessionViewSet
 from feedback.attribution import attribution_view
@@ -43,5 +50,28 @@ urlpatterns = [
     re_path(r"^api(?:/|$)", errors.api_not_found, name="unmatched"),
 ]
 
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 400 (a Host header not in ALLOWED_HOSTS, too many fields, a body over its
+    limits) in the error shape of the machine endpoints: the API's JSON
+    (config.middleware.api_error), a google.rpc.Status in the request's encoding on
+    /v1/traces; Django's page elsewhere. Here, not in config.errors, because only this
+    module may read the OTLP wire format (the app layers). Django has logged the refusal
+    (config.logging.ClientErrorFilter)."""
+    code = "disallowed_host" if isinstance(exception, DisallowedHost) else "bad_request"
+    message = MESSAGES[code]
+    if request.path.rstrip("/") == OTLP_TRACES_PATH:
+        try:
+            encoding = otlp_wire.encoding_of(request.content_type or "")
+        except otlp_wire.WireError:
+            encoding = None  # answered in JSON, as the view answers it
+        body, content_type = otlp_wire.error_body(encoding, 400, message)
+        return HttpResponse(body, status=400, content_type=content_type)
+    if request.path == "/api" or request.path.startswith("/api/"):
+        return api_error(request, 400, code, message)
+    return defaults.bad_request(request, exception)
+
+
+handler400 = bad_request
 handler404 = errors.not_found
 handler500 = errors.server_error
