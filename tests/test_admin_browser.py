@@ -13,7 +13,7 @@ from django.contrib.auth.models import Permission, User
 from django.core.cache import cache
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from caselibrary.models import CaseLibrary
+from caselibrary.models import CaseLibrary, FaultCategory
 from diagnosis.models import DiagnosisSession
 from feedback.models import BadCaseReview, ReviewTag
 from tests.conftest import CHROMIUM
@@ -266,6 +266,57 @@ def test_the_case_list_fits_a_1366_pixel_window(browser, live_server, operator, 
 
     widths = page.evaluate(LIST_WIDTHS)
     finish(page, "case_list_at_1366")
+    assert widths["page"] <= widths["window"] == 1366, widths
+    assert widths["list"] <= widths["box"], widths
+
+
+# A select's options as the operator reads them (their text and tooltip), and its own
+# tooltip and chosen text.
+SELECT_TEXTS = """select => ({title: select.title, chosen: select.selectedOptions[0].text,
+  options: [...select.options].map(option => [option.value, option.text, option.title])})"""
+# Names as the seed migration writes them: both languages in one, the longest of them.
+CATEGORY_NAMES = {
+    "APPLICATION_ERROR": "应用错误 / Application error",
+    "DATABASE": "数据库 / Database",
+    "DEPLOYMENT_CONFIG": "发布与配置 / Deployment & config",
+    "GENERAL": "未分类 / General",
+    "NETWORK": "网络 / Network",
+}
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+def test_the_case_list_names_each_category_in_its_select_and_still_fits_a_1366_pixel_window(
+    browser, live_server, operator, settings, english
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    for code, name in CATEGORY_NAMES.items():
+        FaultCategory.objects.update_or_create(code=code, defaults={"name": name})
+    CaseLibraryFactory(
+        title="订单服务在高峰期大量 504，网关日志显示上游连接池耗尽，payment-gateway 超时" * 2,
+        diagnosis=DiagnosisSessionFactory(
+            session_id="0b9f3c1e-7d2a-4c8e-9f61-2a7b5d4e8c13", useful=True
+        ),
+        source_type="AUTO",
+        error_code="java.util.concurrent.RejectedExecutionException",
+        fault_category="DEPLOYMENT_CONFIG",
+        updated_by="ops.curator.with.a.long.name",
+    )
+    CaseLibraryFactory.create_batch(3, fault_category="APPLICATION_ERROR")
+    page = log_in(browser, live_server, operator, width=1366, english=english)
+
+    page.goto(f"{page.base_url}/admin/caselibrary/caselibrary/")
+    row = page.locator("#result_list tbody tr", has_text="订单服务在高峰期")
+    expect(row).to_have_count(1)
+    texts = row.locator("select[name$=fault_category]").evaluate(SELECT_TEXTS)
+    widths = page.evaluate(LIST_WIDTHS)
+    finish(page, f"case_categories_at_1366_{'english' if english else 'chinese'}")
+
+    # Each option names its category, its code in the option's tooltip; the chosen one's
+    # code and whole name are in the select's tooltip, should the column cut it short.
+    taxonomy = FaultCategory.objects.order_by("code").values_list("code", "name")
+    assert texts["options"] == [[code, name, code] for code, name in taxonomy]
+    assert texts["chosen"] == "发布与配置 / Deployment & config"
+    assert texts["title"] == "DEPLOYMENT_CONFIG · 发布与配置 / Deployment & config"
     assert widths["page"] <= widths["window"] == 1366, widths
     assert widths["list"] <= widths["box"], widths
 

@@ -43,7 +43,8 @@ CUT_SELECTS = """() => [...document.querySelectorAll('#result_list select')].fil
   document.body.append(whole);
   const cut = whole.getBoundingClientRect().width > select.getBoundingClientRect().width + 0.5;
   whole.remove();
-  return cut;
+  // A choice cut short on purpose keeps its whole name in the select's tooltip.
+  return cut && !select.title.includes(select.selectedOptions[0].text);
 }).map(select => select.name)"""
 
 

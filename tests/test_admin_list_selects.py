@@ -1,5 +1,6 @@
-"""The selects of the lists an operator edits in place name each choice briefly, so that a
-narrow column shows the chosen one whole; the filter beside the list keeps the long names."""
+"""The selects of the lists an operator edits in place name each choice briefly (a case's
+category by its name, its code in a tooltip); the filter beside the list keeps the long
+names."""
 
 import html
 import re
@@ -52,7 +53,9 @@ def test_a_level_rule_chosen_in_the_tool_catalog_list_is_saved(admin_client) -> 
     assert (tool.kind, tool.level_rule) == ("retrieval", "code")
 
 
-def test_the_case_list_names_each_category_by_its_whole_code(admin_client) -> None:
+def test_the_case_list_names_each_category_by_its_name_and_keeps_an_unknown_code(
+    admin_client,
+) -> None:
     FaultCategory.objects.update_or_create(
         code="DEPLOYMENT_CONFIG", defaults={"name": "发布与配置 / Deployment & config"}
     )
@@ -61,9 +64,10 @@ def test_the_case_list_names_each_category_by_its_whole_code(admin_client) -> No
 
     page = admin_client.get(CASES).content.decode()
 
-    codes = list(FaultCategory.objects.values_list("code", flat=True))
-    assert options(page, "form-0-fault_category") == [*codes, "OLD_CODE"]
-    assert options(page, "form-1-fault_category") == codes
+    names = list(FaultCategory.objects.values_list("name", flat=True))
+    assert "发布与配置 / Deployment & config" in names
+    assert options(page, "form-0-fault_category") == [*names, "OLD_CODE"]
+    assert options(page, "form-1-fault_category") == names
     # The filter beside the list gives each code its name.
     assert (
         '<a href="?fault_category=DEPLOYMENT_CONFIG">'

@@ -1,5 +1,6 @@
 """The case library's admin: a fast list to curate from, and the case page."""
 
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -26,20 +27,17 @@ from caselibrary.admin.filters import (
     SessionNowNotUsefulFilter,
     StillGeneralFilter,
     category_choices,
+    category_field,
 )
 from caselibrary.admin.forms import (
     SESSION_CANNOT_BECOME_CASE,
     SESSION_NOT_FOUND,
     CaseActionForm,
     CaseForm,
-    CaseListForm,
 )
 from caselibrary.admin.imports import CaseImportMixin
 from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary, CaseReuse, SourceType
-from caselibrary.selectors import (
-    case_draft_from_session,
-    fault_category_taxonomy,
-)
+from caselibrary.selectors import case_draft_from_session, fault_category_taxonomy
 from caselibrary.services.cases import (
     EDITABLE_FIELDS,
     case_create_manual,
@@ -157,11 +155,11 @@ class CaseLibraryAdmin(
             "near_duplicates_column",
         )
 
-    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+    def formfield_for_dbfield(
+        self, db_field: Any, request: HttpRequest, *, in_list: bool = False, **kwargs: Any
+    ) -> Any:
         if db_field.name == "fault_category":
-            return forms.ChoiceField(
-                label=capfirst(db_field.verbose_name), choices=category_choices(request)
-            )
+            return category_field(request, capfirst(db_field.verbose_name), in_list=in_list)
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
@@ -175,7 +173,12 @@ class CaseLibraryAdmin(
         return response
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
-        return super().get_changelist_form(request, form=CaseListForm, **kwargs)
+        return super().get_changelist_form(request, form=CaseForm, **kwargs)
+
+    def get_changelist_formset(self, request: HttpRequest, **kwargs: Any) -> type:
+        # Its rows name each category (the formset makes their fields with this callback).
+        callback = partial(self.formfield_for_dbfield, request=request, in_list=True)
+        return super().get_changelist_formset(request, formfield_callback=callback, **kwargs)
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str

@@ -1,5 +1,10 @@
-"""The case list's filters, and the taxonomy they offer (read once per request)."""
+"""The case list's filters, and the taxonomy they and the case's fields offer (read once
+per request)."""
 
+from collections import Counter
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -19,6 +24,37 @@ def category_choices(request: HttpRequest) -> list[tuple[str, str]]:
     if not hasattr(request, "_fault_category_choices"):
         request._fault_category_choices = fault_category_choices()
     return request._fault_category_choices
+
+
+def category_names(request: HttpRequest) -> list[tuple[str, str]]:
+    """The taxonomy as (code, name) pairs, for the list's category column, too narrow for
+    "CODE · name": a name two categories share keeps its code in brackets."""
+    # The same read as category_choices, whose labels are "CODE · name" (FaultCategory).
+    named = [(code, label.removeprefix(f"{code} · ")) for code, label in category_choices(request)]
+    shared = Counter(name for _code, name in named)
+    return [(code, f"{name} ({code})" if shared[name] > 1 else name) for code, name in named]
+
+
+class CategorySelect(forms.Select):
+    """The list's category select: each option names its category, its code in the
+    option's tooltip (the chosen one's code and whole name are in the select's tooltip,
+    should the column cut the name short: change_list.html)."""
+
+    def create_option(self, name: str, value: Any, label: Any, *args: Any, **kwargs: Any) -> dict:
+        option = super().create_option(name, value, label, *args, **kwargs)
+        if str(value) != str(label):  # a code from before the taxonomy is its own label
+            option["attrs"]["title"] = value
+        return option
+
+
+def category_field(request: HttpRequest, label: str, *, in_list: bool = False) -> forms.Field:
+    """Where a case's category is chosen: "CODE · name" on the case's page; in a row of the
+    list, whose narrow column the operator reads, the name alone."""
+    if in_list:
+        return forms.ChoiceField(
+            label=label, choices=category_names(request), widget=CategorySelect
+        )
+    return forms.ChoiceField(label=label, choices=category_choices(request))
 
 
 class FaultCategoryFilter(admin.SimpleListFilter):

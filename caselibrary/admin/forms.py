@@ -115,15 +115,3 @@ class CaseForm(forms.ModelForm):
         if not isinstance(stored, str) or cleaned is None or self.instance._state.adding:
             return False
         return cleaned == stored.replace("\r\n", "\n").strip()
-
-
-class CaseListForm(CaseForm):
-    """A row of the case list. Its category column is narrow: the select names each
-    category by its code, whole, rather than cutting "CODE · name" short; the filter
-    beside the list pairs every code with its name."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        field = self.fields.get("fault_category")
-        if field is not None:
-            field.choices = [(code, code) for code, _label in field.choices]
