@@ -25,6 +25,7 @@ from diagnosis.viewsets import ApiViewSet
 
 class CasePagination(NewestFirstCursorPagination):
     ordering = ("-created_at", "case_id")
+    long_fields = ("root_cause", "solution")
 
 
 class CaseViewSet(ApiViewSet):

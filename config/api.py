@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import QuerySet
+from django.db.models import Func, QuerySet
+from django.db.models.functions import Coalesce, Length
 from django.http import Http404
 from django.utils import timezone
 from rest_framework import exceptions, serializers, status
@@ -250,13 +251,38 @@ class NewestFirstCursorPagination(CursorPagination):
     page_size_query_param = "limit"
     max_page_size = 200
     ordering = "-id"
+    # The text columns that make a row long (a session's answer: up to the 4 MiB a body
+    # may hold). A page holds rows until their characters in these pass
+    # page_max_characters, at least one row, and `next` (or `previous`) goes on from there:
+    # 200 rows of 4 MB answers would be an 800 MB page built in one worker.
+    long_fields: tuple[str, ...] = ()
+    page_max_characters = 8_000_000
 
     def paginate_queryset(
         self, queryset: QuerySet, request: Request, view: APIView | None = None
     ) -> list | None:
         # decode_cursor() checks the cursor's position against the model's ordering field.
         self.model = queryset.model
+        self._fitting: int | None = None
+        if self.long_fields:
+            # The page's rows, their long text left unread, tell how many fit; the page
+            # is then read whole, that many rows long (a page as a smaller `limit` gives).
+            sized = queryset.defer(*self.long_fields).annotate(_characters=self._characters())
+            rows = super().paginate_queryset(sized, request, view) or []
+            if self.cursor is not None and self.cursor.reverse:
+                rows = rows[::-1]  # `previous` reads from the row nearest its cursor
+            self._fitting = _rows_within(
+                [row._characters for row in rows], self.page_max_characters
+            )
         return super().paginate_queryset(queryset, request, view)
+
+    def get_page_size(self, request: Request) -> int:
+        page_size = super().get_page_size(request)
+        return page_size if self._fitting is None else min(page_size, self._fitting)
+
+    def _characters(self) -> Func:
+        lengths = [Coalesce(Length(name), 0) for name in self.long_fields]
+        return sum(lengths[1:], lengths[0])
 
     def decode_cursor(self, request: Request) -> Cursor | None:
         # A cursor the client mangled is bad input (400), not a missing page (404), and
@@ -290,6 +316,16 @@ class NewestFirstCursorPagination(CursorPagination):
             except OverflowError:
                 return False
         return True
+
+
+def _rows_within(characters: list[int], budget: int) -> int:
+    """How many of the rows, in order, fit in `budget` characters: at least one."""
+    total = 0
+    for count, length in enumerate(characters):
+        total += length
+        if total > budget:
+            return max(count, 1)
+    return max(len(characters), 1)
 
 
 class PageParameters(StrictInputSerializer):

@@ -50,6 +50,10 @@ def checked_session_id(value: str) -> str:
     return value
 
 
+class SessionPagination(NewestFirstCursorPagination):
+    long_fields = ("query", "answer")
+
+
 class MayHaveFeedbackTokens(HasApiPermission):
     """A key that may send feedback (its action's permission), or one that is handed
     feedback tokens with its sessions already (a key that may ingest)."""
@@ -61,7 +65,7 @@ class MayHaveFeedbackTokens(HasApiPermission):
 class SessionViewSet(ApiViewSet):
     """Agents report sessions, their tool-invocation facts and answers, and read them back."""
 
-    pagination_class = NewestFirstCursorPagination
+    pagination_class = SessionPagination
     lookup_field = "session_id"
     lookup_url_kwarg = "sessionId"
     lookup_value_regex = "[^/]+"
