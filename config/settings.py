@@ -213,8 +213,8 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 # --- Security (production) --------------------------------------------------
 
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
-# Behind a TLS-terminating proxy that sets X-Forwarded-Proto; leave off when the
-# service is reached directly, or anyone could claim to be on HTTPS.
+# Behind a TLS proxy that sets X-Forwarded-Proto; off when reached directly (or anyone
+# could claim to be on HTTPS).
 if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
@@ -222,6 +222,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not 
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE  # the admin's language switcher's cookie
 X_FRAME_OPTIONS = "DENY"
 
 # Requests larger than this are refused with 413 before they are parsed.
@@ -240,8 +241,7 @@ API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
 # --- Retention -------------------------------------------------------------------
 
 # Sessions older than this many days with no feedback and no case are removed daily (with
-# their tool invocations) by the task worker's schedule; unset or 0 keeps everything.
-# At most a century (feedback/retention.py, MAX_AGE_DAYS): further back than year 1 is no date.
+# their tool invocations); 0 keeps everything; at most a century (feedback/retention.py).
 SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0, maximum=36500)
 
 # --- Browser feedback (signed tokens, CORS) ---------------------------------------
