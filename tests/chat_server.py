@@ -145,7 +145,13 @@ def chat_server() -> Iterator[ChatServer]:
                     }
                 )
                 kind = state._next()
-            if kind == "agent":
+            if kind == "401-echoing-the-key":
+                # A gateway that quotes the credential it refused (as some proxies do).
+                said = state.requests[-1]["headers"].get("authorization", "")
+                error = {"error": {"message": f"Incorrect API key provided: {said}"}}
+                body = json.dumps(error).encode()
+                status, headers, delay = 401, {"Content-Type": "application/json"}, 0.0
+            elif kind == "agent":
                 request = state.requests[-1]["body"] or {}
                 body = agent_reply(request, state.tool_calls, state.final_answer)
                 status, headers, delay = 200, {"Content-Type": "application/json"}, 0.0

@@ -181,6 +181,21 @@ def test_the_key_is_never_logged(llm, api, caplog, django_capture_on_commit_call
     assert API_KEY not in caplog.text
 
 
+def test_the_key_is_never_logged_even_when_the_endpoint_quotes_it(
+    llm, api, caplog, django_capture_on_commit_callbacks
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    llm.answer(then="401-echoing-the-key")
+    api.post("/api/sessions", {"sessionId": "k3", "query": "q"}, format="json")
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post("/api/sessions/k3/complete", {"status": "SUCCESS", "answer": "a"}, format="json")
+
+    assert "llm_opinion" not in stored("k3")
+    assert "AuthenticationError" in caplog.text
+    assert "Incorrect API key provided" in caplog.text
+    assert API_KEY not in caplog.text
+
+
 def test_the_daily_budget_stops_calls_once_spent(llm, settings) -> None:
     settings.OPINION_DAILY_BUDGET = 2
     for n in range(3):

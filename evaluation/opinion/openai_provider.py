@@ -77,6 +77,7 @@ class OpenAIProvider:
 
     def __init__(self, config: OpenAIConfig) -> None:
         self.model = config.model
+        self._key = config.api_key
         self._client = openai.OpenAI(
             base_url=config.base_url,
             api_key=config.api_key or NO_KEY,
@@ -96,8 +97,11 @@ class OpenAIProvider:
                 temperature=0,
             )
         except openai.APIError as exc:
-            # The client's message names the status and the server's error, never the key.
-            raise OpinionError(f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+            # The client's message names the status and the server's error, which a gateway
+            # may write with the key it refused in it: the key is taken out, the exception
+            # chain too (django-q2 stores a failed task's exception, and logs it).
+            said = str(exc).replace(self._key, "***") if self._key else str(exc)
+            raise OpinionError(f"{type(exc).__name__}: {said[:300]}") from None
         except ValueError as exc:
             # The client decodes the HTTP body itself; a proxy's HTML page ends here.
             raise OpinionMalformed(f"the endpoint's reply is not JSON: {exc}") from exc
