@@ -185,7 +185,12 @@ def env_list(name: str, default: list[str]) -> list[str]:
     value = env_str(name)
     if value == "":
         return list(default)
-    return [item.strip() for item in value.split(",") if item.strip()]
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        # " , " is no empty value (that takes the default) but a list gone wrong.
+        problem(name, f"{name} lists nothing (only commas and blanks): unset it or name items")
+        return list(default)
+    return items
 
 
 def env_networks(
@@ -339,7 +344,10 @@ def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_
         problem(name, wrong)
         url = default
     try:
-        return dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
+        parsed = dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
+        if parsed["ENGINE"].endswith("mysql") and not parsed.get("NAME"):
+            problem(name, f"{name} names no database (its path: mysql://user@host:3306/name)")
+        return parsed
     except (ValueError, dj_database_url.UnknownSchemeError) as exc:
         # dj_database_url says what is wrong in general terms, never with the URL's parts.
         problem(name, f"{name} is not understood: {exc}")

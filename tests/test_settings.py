@@ -96,6 +96,23 @@ def test_a_mysql_url_gets_utf8mb4_strict_mode_and_bounded_waits(
     assert db["TEST"]["CHARSET"] == "utf8mb4"
 
 
+def test_a_mysql_url_naming_no_database_is_refused_at_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = refusal(monkeypatch, DATABASE_URL="mysql://root:pw@127.0.0.1:3306/")
+
+    assert any("DATABASE_URL names no database" in line for line in lines), lines
+    assert not any("pw" in line for line in lines), lines
+
+
+def test_a_list_setting_of_only_commas_and_blanks_is_refused_at_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = refusal(monkeypatch, ALLOWED_HOSTS=" , ")
+
+    assert any("ALLOWED_HOSTS lists nothing" in line for line in lines), lines
+
+
 def test_an_unknown_database_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ImproperlyConfigured, match="DATABASE_URL"):
         load_settings(monkeypatch, DEBUG="1", DATABASE_URL="oracle2://nope")
