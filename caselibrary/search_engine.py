@@ -126,7 +126,10 @@ def unknown_codes(
     # The codes known as such: not any word with a letter and a digit ("100x", "utf8mb4"),
     # which query_codes() tries against the cases' codes too.
     quoted = ([normalise_error_code(error_code)] if error_code else []) + find_error_codes(query)
-    codes = {code: search_terms(code).split()[0] for code in dict.fromkeys(quoted)}
+    # A code with no searchable word ("500", "-1", "🔥") cannot be looked for in the
+    # passages: it says nothing either way, and the question is searched by its words.
+    terms = {code: search_terms(code).split() for code in dict.fromkeys(quoted)}
+    codes = {code: words[0] for code, words in terms.items() if words}
     unheld = {code: term for code, term in codes.items() if term not in held}
     if not unheld:
         return []

@@ -126,6 +126,16 @@ def test_the_error_code_can_be_given_on_its_own(api, library) -> None:
     assert body["hits"][0]["caseId"] == library["lock"].case_id
 
 
+@pytest.mark.parametrize("code", ["500", "0", "-1", "x", "%", "_", "*", "é", "Ошибка", "🔥"])
+def test_an_error_code_with_no_searchable_word_is_searched_by_the_question_alone(
+    api, library, code: str
+) -> None:
+    response = search(api, query="JVM 频繁 Full GC，CPU 飙高", errorCode=code)
+
+    assert response.status_code == 200
+    assert response.json()["hits"][0]["caseId"] == library["cpu"].case_id
+
+
 def test_asking_a_cases_own_title_is_an_exact_hit(api, library) -> None:
     body = search(api, query="kafka consumer lag keeps growing, after a rebalance storm!").json()
 
