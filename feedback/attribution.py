@@ -8,8 +8,10 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 
+from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import ScoreBand
 from evaluation.factor_labels import factor_label
+from feedback.overview import require_view_permission
 from feedback.selectors import (
     DEFAULT_OVERVIEW_WINDOW,
     OVERVIEW_WINDOWS,
@@ -75,7 +77,9 @@ def calibration_bars(bands: tuple[tuple[str, Rate], ...]) -> list[CalibrationBar
 
 
 def attribution_view(request: HttpRequest) -> TemplateResponse:
-    """Staff only: mounted behind admin.site.admin_view in config/urls.py."""
+    """Staff only: mounted behind admin.site.admin_view in config/urls.py. It reads
+    sessions and their feedback alone."""
+    require_view_permission(request, DiagnosisSession)
     days = overview_window(request.GET.get("days"), default=DEFAULT_OVERVIEW_WINDOW)
     attribution = feedback_attribution(days=days)
     kinds = _kind_labels()

@@ -6,6 +6,8 @@ Charts are inline SVG laid out here and drawn by the template: no script, no CDN
 from dataclasses import dataclass
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -13,8 +15,11 @@ from django.utils.formats import date_format
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
+from caselibrary.models import CaseLibrary
 from caselibrary.selectors import case_index_status, case_structuring_accuracy
+from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import ScoreBand
+from feedback.models import BadCase
 from feedback.selectors import (
     DEFAULT_OVERVIEW_WINDOW,
     OVERVIEW_WINDOWS,
@@ -177,8 +182,19 @@ def _changelist(name: str, **params: str) -> str:
     return f"{url}?{urlencode(params)}" if params else url
 
 
+def require_view_permission(request: HttpRequest, *models: type[Model]) -> None:
+    """403 unless the user may read (view or change) the admin list of every one of
+    `models`: a dashboard shows no figure about a list its reader may not open, as the
+    lists and their exports answer 403 themselves."""
+    for model in models:
+        if not admin.site.get_model_admin(model).has_view_or_change_permission(request):
+            raise PermissionDenied
+
+
 def overview_view(request: HttpRequest) -> TemplateResponse:
-    """Staff only: mounted behind admin.site.admin_view in config/urls.py."""
+    """Staff only: mounted behind admin.site.admin_view in config/urls.py. Its figures
+    count sessions, bad cases and cases, and link to the three lists."""
+    require_view_permission(request, DiagnosisSession, BadCase, CaseLibrary)
     days = overview_window(request.GET.get("days"), default=DEFAULT_OVERVIEW_WINDOW)
     overview = feedback_overview(days=days)
     structuring = case_structuring_accuracy()
