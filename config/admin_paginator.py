@@ -209,3 +209,22 @@ class EstimatedCountAdminMixin:
             # The filter stays, so a row changed since the count is checked again.
             changelist.result_list = changelist.result_list.filter(pk__in=keys)
         return changelist
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        response = super().changelist_view(request, extra_context)  # type: ignore[misc]
+        context = getattr(response, "context_data", None) or {}
+        changelist = context.get("cl")
+        if changelist is not None and not getattr(changelist.paginator, "count_is_exact", True):
+            # Django's bar says "All 1001 selected" from the capped count, yet "select all"
+            # means every row the filters match, however many: no number, rather than one
+            # that is wrong. The actions' messages say how many they changed.
+            context["selection_note_all"] = selection_note_all(changelist)
+        return response
+
+
+def selection_note_all(changelist: Any) -> str:
+    """What the action bar says once every page is selected, when the count is not exact."""
+    name = str(changelist.opts.verbose_name_plural)
+    if changelist.has_active_filters or changelist.query:
+        return _("All %(name)s matching the filter selected") % {"name": name}
+    return _("All %(name)s selected") % {"name": name}

@@ -2,9 +2,10 @@
 and operators' review of the bad cases."""
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -22,6 +23,7 @@ from config.api import Conflict, NotFound
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.body import FeedbackBody, InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
+from feedback.review_queues import bad_case_queue_save
 
 logger = logging.getLogger(__name__)
 
@@ -270,6 +272,36 @@ def bad_case_review_save(*, session_id: str, state: str, note: str, reviewer: st
         },
     )
     return review
+
+
+REVIEW_FIELDS = ("state", "note", "assignee", "tags")
+
+
+def bad_case_review_update(*, session_id: str, changed: Mapping[str, Any], reviewer: str) -> None:
+    """An operator's edit of one bad case's review: only the fields in `changed` (of
+    REVIEW_FIELDS) are written. The others keep what the review holds now, read under a
+    lock held until the edit commits, so a colleague's save since the page was opened
+    survives (the same field: the last save stands). A change of state or note records
+    who reviewed and when."""
+    if not changed:
+        return
+    with transaction.atomic():
+        review = BadCaseReview.objects.select_for_update().filter(session_id=session_id).first()
+        held = {
+            "state": review.state if review else ReviewState.NEW,
+            "note": review.note if review else "",
+            "assignee": review.assignee if review else None,
+            "tags": list(review.tags.all()) if review else [],
+        }
+        value = {**held, **changed}
+        if {"assignee", "tags"} & changed.keys():
+            bad_case_queue_save(
+                session_id=session_id, assignee=value["assignee"], tags=value["tags"]
+            )
+        if {"state", "note"} & changed.keys():
+            bad_case_review_save(
+                session_id=session_id, state=value["state"], note=value["note"], reviewer=reviewer
+            )
 
 
 def bad_cases_mark(*, session_ids: Collection[str], state: str, reviewer: str) -> int:

@@ -1,5 +1,6 @@
 """The disagreement queues: bad cases the tools backed well, useful answers they did not."""
 
+import json
 import re
 from datetime import timedelta
 
@@ -120,3 +121,24 @@ def test_useful_without_evidence_offers_no_empty_date_choice(admin_client) -> No
     choices = [str(title) for title, _params in response.context["cl"].filter_specs[0].links]
     assert len(choices) == 5  # any date, today, past 7 days, this month, this year
     assert "feedback_at__isnull" not in response.content.decode()
+
+
+def test_confident_but_wrong_holds_open_bad_cases_only_in_the_list_and_its_export(
+    admin_client,
+) -> None:
+    from tests.factories import BadCaseReviewFactory
+
+    DiagnosisSessionFactory(session_id="confident-new", not_useful=True, evidence_score=70)
+    for state in ("triaged", "resolved"):
+        BadCaseReviewFactory(
+            session__session_id=f"confident-{state}", session__evidence_score=70, state=state
+        )
+    export = reverse("admin-export", args=["bad_cases", "jsonl"])
+
+    page = admin_client.get(BAD_CASES, {"disagreement": "confident"}).content.decode()
+    lines = b"".join(admin_client.get(export, {"disagreement": "confident"}).streaming_content)
+
+    shown = set(re.findall(r">(confident-[a-z]+)</a>", page))
+    assert shown == {"confident-new", "confident-triaged"}
+    exported = {line["session_id"] for line in map(json.loads, lines.decode().splitlines())}
+    assert exported == {"confident-new", "confident-triaged"}

@@ -33,18 +33,18 @@ from feedback.admin.queues import (
     ReviewQueueMixin,
     TagFilter,
     log_review_change,
+    selected_rows,
     staff_users,
 )
 from feedback.admin.reader_history import ReaderHistoryMixin
 from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
-from feedback.review_queues import bad_case_queue_save
 from feedback.selectors import (
     CONFIDENT_MIN_SCORE,
     OPEN_REVIEW_STATES,
     REVIEW_STATE,
     sessions_confident_but_wrong,
 )
-from feedback.services import bad_case_review_save, bad_cases_mark
+from feedback.services import bad_case_review_update, bad_cases_mark
 
 # Above this many calls the bad-case page shows the first ones and links to the session.
 INVOCATIONS_SHOWN = 300
@@ -78,8 +78,10 @@ class ReviewStateFilter(admin.SimpleListFilter):
 
 
 class DisagreementFilter(admin.SimpleListFilter):
-    """Bad cases with a high score: the tools found the evidence and the answer still
-    failed. Review these first (the bad-case list links here above its rows)."""
+    """Open bad cases with a high score: the tools found the evidence and the answer
+    still failed. Review these first (the bad-case list links here above its rows); a
+    resolved one is worked, and is found under the score band filter. The export of the
+    list applies this filter too."""
 
     title = _("disagreement")
     parameter_name = "disagreement"
@@ -89,7 +91,9 @@ class DisagreementFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value() == "confident":
-            return sessions_confident_but_wrong(queryset)
+            return sessions_confident_but_wrong(queryset).filter(
+                review_state__in=OPEN_REVIEW_STATES
+            )
         return queryset
 
 
@@ -105,20 +109,45 @@ class BadCaseChangeList(SessionChangeList):
         return queryset
 
 
-class BadCaseReviewForm(forms.ModelForm):
-    """The review of a bad case; the session it is about stays read-only."""
+def _lf(value: Any) -> Any:
+    return value.replace("\r\n", "\n") if isinstance(value, str) else value
 
-    review_state = forms.ChoiceField(label=_("review state"), choices=ReviewState.choices)
-    review_note = forms.CharField(
+
+class ReviewNoteField(forms.CharField):
+    """A textarea posts its line breaks as CRLF, while the page's hidden copy of the note
+    comes back with LF (an HTML parser reads line breaks in an attribute so): the same
+    note either way, not a change."""
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        return super().has_changed(_lf(initial), _lf(data))
+
+
+class BadCaseReviewForm(forms.ModelForm):
+    """The review of a bad case; the session it is about stays read-only.
+
+    The page carries hidden copies of the values it showed (`show_hidden_initial`), and
+    `changed_data` compares with them rather than with the review as it is at the save:
+    what a colleague saved since the page was opened is not taken for this page's
+    change, and save_model writes only this page's changes.
+    """
+
+    review_state = forms.ChoiceField(
+        label=_("review state"), choices=ReviewState.choices, show_hidden_initial=True
+    )
+    review_note = ReviewNoteField(
         label=_("reviewer note"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        show_hidden_initial=True,
     )
     review_assignee = forms.ModelChoiceField(
-        label=_("assignee"), queryset=staff_users(), required=False
+        label=_("assignee"), queryset=staff_users(), required=False, show_hidden_initial=True
     )
     review_tags = forms.ModelMultipleChoiceField(
-        label=_("tags"), queryset=ReviewTag.objects.all(), required=False
+        label=_("tags"),
+        queryset=ReviewTag.objects.all(),
+        required=False,
+        show_hidden_initial=True,
     )
 
     class Meta:
@@ -127,6 +156,12 @@ class BadCaseReviewForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The state's copy is always posted from the page (a select always has a value;
+        # an empty list of tags posts nothing). Without it the post did not come from the
+        # page: it is compared with the review as it is now, as Django does by default.
+        if self.is_bound and self["review_state"].html_initial_name not in self.data:
+            for field in self.fields.values():
+                field.show_hidden_initial = False
         review = _review_of(self.instance)
         self.fields["review_state"].initial = review.state if review else ReviewState.NEW
         self.fields["review_note"].initial = review.note if review else ""
@@ -267,20 +302,14 @@ class BadCaseAdmin(
     def save_model(
         self, request: HttpRequest, obj: BadCase, form: forms.Form, change: bool
     ) -> None:
-        # Only the review is written, through its services; the session row is untouched.
-        if {"review_assignee", "review_tags"} & set(form.changed_data):
-            bad_case_queue_save(
-                session_id=obj.session_id,
-                assignee=form.cleaned_data["review_assignee"],
-                tags=form.cleaned_data["review_tags"],
-            )
-        if {"review_state", "review_note"} & set(form.changed_data):
-            bad_case_review_save(
-                session_id=obj.session_id,
-                state=form.cleaned_data["review_state"],
-                note=form.cleaned_data["review_note"],
-                reviewer=request.user.get_username(),
-            )
+        # Only the review is written, and only what this page changed (changed_data:
+        # BadCaseReviewForm); the session row is untouched.
+        changed = {name.removeprefix("review_") for name in form.changed_data}
+        bad_case_review_update(
+            session_id=obj.session_id,
+            changed={name: form.cleaned_data[f"review_{name}"] for name in changed},
+            reviewer=request.user.get_username(),
+        )
 
     # --- columns
 
@@ -340,9 +369,7 @@ class BadCaseAdmin(
         self._mark(request, queryset, ReviewState.RESOLVED)
 
     def _mark(self, request: HttpRequest, queryset: QuerySet, state: str) -> None:
-        changed = list(
-            queryset.exclude(review_state=state).select_related(None).only("id", "session_id")
-        )
+        changed = selected_rows(queryset.exclude(review_state=state))
         count = bad_cases_mark(
             session_ids=[s.session_id for s in changed],
             state=state,

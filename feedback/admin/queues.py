@@ -21,8 +21,6 @@ from config.admin_history import log_entries
 from feedback.models import BadCase, BadCaseReview, ReviewTag
 from feedback.review_queues import bad_cases_assign, bad_cases_tag
 
-# One action's reach: a queue is worked a page at a time.
-ACTION_LIMIT = 1000
 # The action bar's inputs (QueueActionForm), each with the action that reads it.
 ACTION_INPUTS = {"assignee": "assign_to_chosen", "tag": "add_tag"}
 
@@ -155,7 +153,7 @@ class ReviewQueueMixin:
                 messages.WARNING,
             )
             return
-        rows = _rows(queryset)
+        rows = selected_rows(queryset)
         count = bad_cases_tag(session_ids=[row.session_id for row in rows], tag=tag)
         log_review_change(request, rows, "tags")
         self.message_user(
@@ -168,7 +166,7 @@ class ReviewQueueMixin:
         )
 
     def _assign(self, request: HttpRequest, queryset: QuerySet, assignee: Any) -> None:
-        rows = _rows(queryset)
+        rows = selected_rows(queryset)
         count = bad_cases_assign(session_ids=[row.session_id for row in rows], assignee=assignee)
         log_review_change(request, rows, "assignee")
         if assignee is None:
@@ -194,8 +192,13 @@ def _chosen(request: HttpRequest, name: str) -> Any:
         return None
 
 
-def _rows(queryset: QuerySet) -> list[BadCase]:
-    return list(queryset.select_related(None).only("id", "session_id")[:ACTION_LIMIT])
+def selected_rows(queryset: QuerySet) -> list[BadCase]:
+    """Every bad case an action was given: the ticked ones, or with "select all" every
+    one the list's filters match, however many pages (the services write them a batch
+    at a time). Only their keys: the history names them, the services take their ids."""
+    return list(
+        queryset.select_related(None).prefetch_related(None).order_by().only("id", "session_id")
+    )
 
 
 def log_review_change(request: HttpRequest, rows: list[BadCase], field: str) -> None:
