@@ -12,6 +12,7 @@ from django.db.models.functions import Coalesce, Trim, Upper
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
+from caselibrary.answer_sections import split_answer
 from caselibrary.models import (
     GENERAL_CATEGORY,
     SYSTEM_USER,
@@ -69,7 +70,9 @@ def case_id_for_session(*, session_id: str) -> str | None:
 def case_draft_from_session(*, session_id: str) -> dict[str, str] | None:
     """What a MANUAL case made from a session starts with; None if there is no session.
 
-    The same title and texts an AUTO case gets, so the operator only edits what differs.
+    The AUTO case's title; the answer's root-cause and solution sections as those fields
+    when it has them (caselibrary/answer_sections.py), else the whole answer in both, as
+    an AUTO case has it. Either way the operator only edits what differs.
     """
     session = (
         DiagnosisSession.objects.filter(session_id=session_id)
@@ -78,11 +81,13 @@ def case_draft_from_session(*, session_id: str) -> dict[str, str] | None:
     )
     if session is None:
         return None
+    answer = session.answer or ""
+    sections = split_answer(answer)
     return {
         "diagnosis": session.session_id,
         "title": title_from_query(session.query, session.session_id),
-        "root_cause": session.answer or "",
-        "solution": session.answer or "",
+        "root_cause": sections.root_cause if sections else answer,
+        "solution": sections.solution if sections else answer,
     }
 
 

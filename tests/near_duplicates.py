@@ -1,6 +1,6 @@
 """Cases the indexer flags as saying the same thing, for the near-duplicate tests."""
 
-from caselibrary.models import CaseLibrary
+from caselibrary.models import CaseDuplicate, CaseLibrary
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory
 
@@ -28,3 +28,11 @@ def near_duplicate_pair() -> tuple[CaseLibrary, CaseLibrary, CaseLibrary]:
     )
     case_index_build()
     return older, newer, unrelated
+
+
+def flag_near_duplicates(newer: CaseLibrary, older: CaseLibrary) -> None:
+    """`newer` flagged as saying the same as `older`, as the indexer flags it, without
+    indexing either: the admin and case_merge merge only a flagged pair."""
+    CaseDuplicate.objects.get_or_create(
+        case_id=newer.pk, similar_id=older.pk, defaults={"similarity": 0.97}
+    )

@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 
 from caselibrary.models import CaseMerge
 from tests.factories import CaseLibraryFactory
+from tests.near_duplicates import flag_near_duplicates
 from tests.test_admin_browser import browser, finish, log_in, operator  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -24,6 +25,7 @@ def test_the_merge_confirmation_shows_both_case_ids_as_stored(
     newer = CaseLibraryFactory(
         case_id="7b1e0c2a-5d4f-5e8b-a3c9-0f6d2e1b9a47", title="订单库锁等待超时，下单失败"
     )
+    flag_near_duplicates(newer, older)
     page = log_in(browser, live_server, operator, english=False)
 
     page.goto(f"{page.base_url}/admin/caselibrary/caselibrary/{newer.pk}/merge/{older.pk}/")

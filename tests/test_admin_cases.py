@@ -483,3 +483,19 @@ def test_the_list_shows_source_reuse_and_last_change_in_few_columns(admin_client
         "reuse_column",
     ]
     assert "ops.curator" in page  # who changed it last, under its source
+
+
+def test_a_case_from_a_split_answer_is_proposed_a_category_from_its_solution_too(
+    admin_client,
+) -> None:
+    FaultCategoryFactory(code="FROBNICATOR", keywords="frobnicator")
+    DiagnosisSessionFactory(
+        session_id="s-split",
+        succeeded=True,
+        query="q",
+        answer="根因：未知。\n处理建议：重启 frobnicator。",
+    )
+
+    response = admin_client.get("/admin/caselibrary/caselibrary/add/?from_session=s-split")
+
+    assert response.context["adminform"].form.initial["fault_category"] == "FROBNICATOR"

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from caselibrary.models import CaseLibrary
 from caselibrary.services.duplicates import case_merge
 from tests.factories import CaseLibraryFactory
+from tests.near_duplicates import flag_near_duplicates
 from tests.test_openapi import assert_served_as_documented
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +23,7 @@ CASES = "/admin/caselibrary/caselibrary/"
 
 
 def merge(newer: CaseLibrary, older: CaseLibrary) -> None:
+    flag_near_duplicates(newer, older)
     case_merge(case_id=newer.pk, other_id=older.pk, updated_by="ops.curator")
 
 
@@ -55,6 +57,7 @@ def test_a_case_merged_in_the_admin_leaves_the_list_and_names_the_kept_case_when
     older = CaseLibraryFactory(title="订单库锁等待超时导致下单失败")
     newer = CaseLibraryFactory(title="订单库锁等待超时，下单失败")
     other = CaseLibraryFactory(title="Kafka consumer lag keeps growing")
+    flag_near_duplicates(newer, older)
 
     admin_client.post(f"{CASES}{newer.pk}/merge/{older.pk}/")
 

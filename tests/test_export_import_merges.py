@@ -18,7 +18,7 @@ from caselibrary.selectors import cases_find
 from caselibrary.services.duplicates import case_merge
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory, FaultCategoryFactory
-from tests.near_duplicates import near_duplicate_pair
+from tests.near_duplicates import flag_near_duplicates, near_duplicate_pair
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -74,6 +74,7 @@ def test_the_export_writes_every_case_merged_or_not_with_the_case_it_was_merged_
     tmp_path,
 ) -> None:
     older, newer, unrelated = CaseLibraryFactory.create_batch(3)
+    flag_near_duplicates(newer, older)
     case_merge(case_id=newer.pk, other_id=older.pk, updated_by="ops.curator")
 
     rows = {r["caseId"]: r for r in export(tmp_path / "cases.jsonl")}
@@ -106,6 +107,7 @@ def test_a_merged_case_exported_and_imported_into_an_empty_library_stays_merged(
 
 def test_importing_the_same_export_again_changes_nothing(tmp_path) -> None:
     older, newer, _ = CaseLibraryFactory.create_batch(3)
+    flag_near_duplicates(newer, older)
     case_merge(case_id=newer.pk, other_id=older.pk, updated_by="ops.curator")
     exported = tmp_path / "cases.jsonl"
     export(exported)
@@ -210,6 +212,7 @@ def test_a_row_naming_a_case_that_is_itself_merged_is_imported_on_its_own_and_sa
     tmp_path,
 ) -> None:
     kept, merged = CaseLibraryFactory.create_batch(2)
+    flag_near_duplicates(merged, kept)
     case_merge(case_id=merged.pk, other_id=kept.pk, updated_by="ops.curator")
     alone = new_id()
     path = jsonl(tmp_path / "cases.jsonl", row(alone, "磁盘写满", mergedInto=merged.case_id))
@@ -245,6 +248,7 @@ def test_a_row_naming_a_case_the_file_merges_elsewhere_is_said_so_whatever_the_o
 
 def test_a_case_already_merged_elsewhere_keeps_the_librarys_merge_and_says_so(tmp_path) -> None:
     kept, merged, other = CaseLibraryFactory.create_batch(3)
+    flag_near_duplicates(merged, kept)
     case_merge(case_id=merged.pk, other_id=kept.pk, updated_by="ops.curator")
     rows = {r["caseId"]: r for r in export(tmp_path / "export.jsonl")}
     path = jsonl(tmp_path / "cases.jsonl", {**rows[merged.case_id], "mergedInto": other.case_id})

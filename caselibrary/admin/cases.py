@@ -239,7 +239,8 @@ class CaseLibraryAdmin(
             initial.update(draft)
             proposal = structuring.propose(
                 query=draft["title"],
-                answer=draft["root_cause"],
+                # Both fields: the answer's sections when it has them, all of it in each if not.
+                answer=f"{draft['root_cause']}\n{draft['solution']}",
                 taxonomy=fault_category_taxonomy(),
                 default_category=GENERAL_CATEGORY,
             )

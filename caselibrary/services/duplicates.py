@@ -2,11 +2,12 @@
 
 Two cases say the same thing when each passage of the new one has a very close passage
 in the older one (the mean of their best cosines at least DUPLICATE_SIMILARITY for the
-model). An operator's merge keeps the older case (case_merge); an import's keeps the case
-its file names (case_merge_into). The other one is recorded as merged into it, its hits
-and ratings move to it, and its texts and exact keys are indexed as the kept case's, so
-it is found only through the kept one. When the kept case is deleted (by any path), the
-indexer notices and the cases merged into it become cases of their own again.
+model). An operator merges only a flagged pair and keeps the older case (case_merge); an
+import merges any two and keeps the case its file names (case_merge_into). The other one
+is recorded as merged into it, its hits and ratings move to it, and its texts and exact
+keys are indexed as the kept case's, so it is found only through the kept one. When the
+kept case is deleted (by any path), the indexer notices and the cases merged into it
+become cases of their own again.
 """
 
 from __future__ import annotations
@@ -86,27 +87,42 @@ class MergePair(NamedTuple):
     merged: CaseLibrary
 
 
-def _pair(cases: QuerySet, case_id: str, other_id: str) -> MergePair:
+def _pair(cases: QuerySet, case_id: str, other_id: str, *, flagged: bool) -> MergePair:
     pair = list(cases.filter(case_id__in=[case_id, other_id]).order_by("created_at", "case_id"))
     if len(pair) != 2 or case_id == other_id:
         raise ValidationError(_("Both cases must exist and be different."))
     kept, merged = pair
     if CaseMerge.objects.filter(case_id__in=[kept.case_id, merged.case_id]).exists():
         raise ValidationError(_("A case already merged cannot be merged again."))
+    if flagged and not _flagged(kept.case_id, merged.case_id):
+        raise ValidationError(
+            _("Only cases flagged as near-duplicates of each other can be merged.")
+        )
     return MergePair(kept, merged)
+
+
+def _flagged(case_id: str, other_id: str) -> bool:
+    """Whether the indexer flagged the two as near-duplicates, either way round."""
+    return CaseDuplicate.objects.filter(
+        Q(case_id=case_id, similar_id=other_id) | Q(case_id=other_id, similar_id=case_id)
+    ).exists()
 
 
 def case_merge_pair(*, case_id: str, other_id: str) -> MergePair:
     """What merging two cases would do (the older is kept), for the confirmation page;
     raises ValidationError when they cannot be merged."""
-    return _pair(CaseLibrary.objects.all(), case_id, other_id)
+    return _pair(CaseLibrary.objects.all(), case_id, other_id, flagged=True)
 
 
 def case_merge(*, case_id: str, other_id: str, updated_by: str) -> MergePair:
-    """Merge two cases: the older is kept, the newer is merged into it. Both record
-    `updated_by` as their last change."""
+    """Merge two cases an operator reviewed: the older is kept, the newer is merged into
+    it. Both record `updated_by` as their last change. Only a pair flagged as
+    near-duplicates, neither merged, may be merged (the case page offers no other); a
+    ValidationError says why not, and nothing changes."""
     with transaction.atomic():
-        kept, merged = _pair(CaseLibrary.objects.select_for_update(), case_id, other_id)
+        kept, merged = _pair(
+            CaseLibrary.objects.select_for_update(), case_id, other_id, flagged=True
+        )
         _record_merge(kept.case_id, merged.case_id, updated_by=updated_by)
     kept.refresh_from_db()
     merged.refresh_from_db()
@@ -114,10 +130,11 @@ def case_merge(*, case_id: str, other_id: str, updated_by: str) -> MergePair:
 
 
 def case_merge_into(*, case_id: str, kept_id: str, updated_by: str) -> None:
-    """Merge `case_id` into `kept_id`, whatever their ages (a file says which is kept),
-    as case_merge merges; raises ValidationError when they cannot be merged."""
+    """Merge `case_id` into `kept_id`, whatever their ages and flagged or not (a file says
+    which is kept), as case_merge merges; raises ValidationError when they cannot be
+    merged."""
     with transaction.atomic():
-        _pair(CaseLibrary.objects.select_for_update(), case_id, kept_id)
+        _pair(CaseLibrary.objects.select_for_update(), case_id, kept_id, flagged=False)
         _record_merge(kept_id, case_id, updated_by=updated_by)
 
 
