@@ -1,14 +1,24 @@
-"""The triggers that put every changed case in case_change for the indexer.
+"""The triggers on case_library: those that put every changed case in case_change for
+the indexer, and the one that deletes a case's dependent rows as the ORM would.
 
-Created by a migration, and checked again after every `migrate`: on SQLite a later
-migration that alters case_library rebuilds the table, and a trigger goes with the table
-it was on. Creating what is missing after each migrate keeps them, whatever migrations
-come later.
+The change triggers were created by a migration and are checked again after every
+`migrate`: on SQLite a later migration that alters case_library rebuilds the table, and a
+trigger goes with the table it was on. Creating what is missing after each migrate keeps
+them, whatever migrations come later.
+
+The on-delete trigger does, before a case row is deleted by any path (raw SQL included),
+what the ORM's on_delete does to the rows that refer to it: the database's own foreign
+keys are plain ones (Django keeps CASCADE and SET_NULL in Python), so a DELETE of a case
+that a search found or that was imported was refused. It is made from the models at the
+end of every `migrate` and taken down at its start: SQLite refuses to rebuild a table
+that a trigger names, and a new reference to cases is then covered too.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.db import models
 
 _ACTIONS = {
     "case_library_change_ins": "INSERT",
@@ -66,7 +76,78 @@ def ensure_change_triggers(connection: Any) -> list[str]:
     return missing
 
 
-def after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
+ON_DELETE = "case_library_on_delete"
+
+
+def _relations_to(model: type[models.Model]) -> list[Any]:
+    # The relations Django's delete collector follows from a row of `model`
+    # (django.db.models.deletion.get_candidate_relations_to_delete).
+    return [
+        f
+        for f in model._meta.get_fields(include_hidden=True)
+        if f.auto_created and not f.concrete and (f.one_to_one or f.one_to_many)
+    ]
+
+
+def _on_delete_statements(case: type[models.Model], quote: Any) -> list[str]:
+    """What the ORM's on_delete does to the rows referring to the case OLD, in SQL."""
+    statements = []
+    for relation in _relations_to(case):
+        child, action = relation.related_model, relation.on_delete
+        if action in (models.PROTECT, models.RESTRICT, models.DO_NOTHING):
+            continue  # the foreign key refuses the delete, or the row is left as it is
+        # A trigger cannot write the table it is on (MariaDB), nor does it follow a
+        # cascade further than one table: neither is needed yet, and both are said here.
+        if child._meta.db_table == case._meta.db_table or (
+            action is models.CASCADE and _relations_to(child)
+        ):
+            raise ValueError(f"{relation.field}: a case's on-delete trigger cannot follow it")
+        # Names from the models' metadata, quoted; the only value is the deleted row's key.
+        table, column = quote(child._meta.db_table), quote(relation.field.column)
+        where = f"WHERE {column} = OLD.{quote(relation.field.target_field.column)}"
+        if action is models.CASCADE:
+            statements.append(f"DELETE FROM {table} {where}")  # noqa: S608
+        elif action is models.SET_NULL:
+            statements.append(f"UPDATE {table} SET {column} = NULL {where}")  # noqa: S608
+        else:
+            name = getattr(action, "__name__", action)
+            raise ValueError(f"{relation.field}: on_delete {name} has no SQL here")
+    return statements
+
+
+def on_delete_trigger_drop(connection: Any) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TRIGGER IF EXISTS {ON_DELETE}")
+
+
+def ensure_on_delete_trigger(connection: Any, apps: Any) -> bool:
+    """Create the on-delete trigger for the models of `apps` (the migrations' state) when
+    it is missing; whether it was created."""
+    if "case_library" not in connection.introspection.table_names():
+        return False  # not migrated this far yet
+    statements = _on_delete_statements(
+        apps.get_model("caselibrary", "CaseLibrary"), connection.ops.quote_name
+    )
+    if not statements or ON_DELETE in existing(connection):
+        return False
+    body = "BEGIN " + "; ".join(statements) + "; END"
+    each_row = "" if connection.vendor == "sqlite" else "FOR EACH ROW "
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE TRIGGER {ON_DELETE} BEFORE DELETE ON case_library {each_row}{body}")
+    return True
+
+
+def before_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
     from django.db import connections
 
-    ensure_change_triggers(connections[using])
+    on_delete_trigger_drop(connections[using])
+
+
+def after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
+    from django.apps import apps as global_apps
+    from django.db import connections
+
+    connection = connections[using]
+    ensure_change_triggers(connection)
+    # The state the migrations left (`flush` sends none: the models are that state then).
+    ensure_on_delete_trigger(connection, kwargs.get("apps") or global_apps)
