@@ -345,7 +345,7 @@ def env_database(name: str, default: str, *, schemes: tuple[str, ...], conn_max_
         url = default
     try:
         parsed = dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
-        if parsed["ENGINE"].endswith("mysql") and not parsed.get("NAME"):
+        if parsed["ENGINE"].endswith("mysql") and not (parsed.get("NAME") or "").strip("/ "):
             problem(name, f"{name} names no database (its path: mysql://user@host:3306/name)")
         return parsed
     except (ValueError, dj_database_url.UnknownSchemeError) as exc:

@@ -99,10 +99,11 @@ def test_a_mysql_url_gets_utf8mb4_strict_mode_and_bounded_waits(
 def test_a_mysql_url_naming_no_database_is_refused_at_start_up(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    lines = refusal(monkeypatch, DATABASE_URL="mysql://root:pw@127.0.0.1:3306/")
+    for url in ("mysql://root:pw@127.0.0.1:3306/", "mysql://root:pw@h//", "mysql://root:pw@h/%20"):
+        lines = refusal(monkeypatch, DATABASE_URL=url)
 
-    assert any("DATABASE_URL names no database" in line for line in lines), lines
-    assert not any("pw" in line for line in lines), lines
+        assert any("DATABASE_URL names no database" in line for line in lines), (url, lines)
+        assert not any("pw" in line for line in lines), lines
 
 
 def test_a_list_setting_of_only_commas_and_blanks_is_refused_at_start_up(
