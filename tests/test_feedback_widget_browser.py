@@ -361,6 +361,27 @@ def test_the_counters_describe_their_box_and_the_message_regions_keep_their_role
     finish(page, "feedback-widget-regions")
 
 
+def test_the_comment_box_counts_characters_as_the_service_does_emoji_included(
+    browser,  # noqa: F811
+    live_server,
+    chat_page,
+) -> None:
+    DiagnosisSessionFactory(session_id="widget-emoji", succeeded=True, answer="a")
+    page = open_widget(browser, live_server, chat_page, "widget-emoji")
+    page.get_by_role("button", name="没用").click()
+    comment = page.get_by_label("补充说明（可选）")
+
+    comment.fill("🔥" * 1500)
+    expect(comment).to_have_accessible_description("还可输入 500 字")
+    comment.fill("🔥" * 2100)
+    expect(comment).to_have_accessible_description("还可输入 0 字")
+    page.get_by_role("radio", name="根因不对").check()
+    page.get_by_role("button", name="提交反馈").click()
+
+    expect(page.get_by_role("status")).to_have_text("感谢反馈，运维同学会复核这个回答。")
+    assert FeedbackEntry.objects.get(session_id="widget-emoji").comment == "🔥" * 2000
+
+
 def test_a_service_that_never_answers_ends_in_the_network_message_and_retry_works(
     browser,  # noqa: F811
     live_server,

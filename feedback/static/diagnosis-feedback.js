@@ -249,14 +249,21 @@
         id: id + "-" + name,
         name: name,
         rows: "3",
-        maxlength: String(max),
+        // maxlength counts UTF-16 units, in which a character past U+FFFF (an emoji) is
+        // two; the service counts characters. Room for `max` of any kind here, and
+        // update() cuts at `max` characters.
+        maxlength: String(2 * max),
         "aria-describedby": id + "-" + name + "-count"
       });
       // Not a live region: a screen reader reads it with the box (its description), not
-      // after every keystroke; maxlength stops the typing at the limit.
+      // after every keystroke.
       var count = el(doc, "span", { id: id + "-" + name + "-count", class: "dfb-count" });
       function update() {
-        count.textContent = t.remaining.replace("{n}", String(max - area.value.length));
+        var chars = Array.from(area.value);
+        if (chars.length > max) {
+          area.value = chars.slice(0, max).join("");
+        }
+        count.textContent = t.remaining.replace("{n}", String(max - Math.min(chars.length, max)));
       }
       area.addEventListener("input", update);
       update();
