@@ -239,8 +239,7 @@ class CaseLibraryAdmin(
             initial.update(draft)
             proposal = structuring.propose(
                 query=draft["title"],
-                # Both fields: the answer's sections when it has them, all of it in each if not.
-                answer=f"{draft['root_cause']}\n{draft['solution']}",
+                answer=f"{draft['root_cause']}\n{draft['solution']}",  # sections or all
                 taxonomy=fault_category_taxonomy(),
                 default_category=GENERAL_CATEGORY,
             )
