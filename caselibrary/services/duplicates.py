@@ -4,16 +4,21 @@ Two cases say the same thing when each passage of the new one has a very close p
 in the older one (the mean of their best cosines at least DUPLICATE_SIMILARITY for the
 model). An operator merges only a flagged pair and keeps the older case (case_merge); an
 import merges any two and keeps the case its file names (case_merge_into). The other one
-is recorded as merged into it, its hits and ratings move to it, and its texts and exact
+is recorded as merged into it, its hits and ratings count for it, and its texts and exact
 keys are indexed as the kept case's, so it is found only through the kept one. When the
 kept case is deleted (by any path), the indexer notices and the cases merged into it
-become cases of their own again.
+become cases of their own again, with their own counts.
+
+A case's reuse counts, as the stored searches give them (cases_reuse_counted), count the
+cases merged into it with it, as though every session that found one of them had found
+it: the merge, the release and the minute's recount of ratings (services/outcomes.py)
+all count so.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
 from django.conf import settings
@@ -23,9 +28,18 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from caselibrary.models import CaseChange, CaseDuplicate, CaseLibrary, CaseMerge, CaseReuse
+from caselibrary.models import (
+    CaseChange,
+    CaseDuplicate,
+    CaseLibrary,
+    CaseMerge,
+    CaseReuse,
+    CaseSearchHit,
+)
 from caselibrary.search_backends.base import IndexedPassage
 from caselibrary.search_backends.database import DatabaseBackend
+from caselibrary.search_engine import L0, L1
+from diagnosis.models import Feedback
 
 # Calibrated by eye on the demo library: rewordings of one incident score above these,
 # two incidents of one kind (two different lock waits) below.
@@ -141,9 +155,10 @@ def case_merge_into(*, case_id: str, kept_id: str, updated_by: str) -> None:
 def _record_merge(kept_id: str, merged_id: str, *, updated_by: str) -> None:
     """`merged_id` merged into `kept_id` (both exist, neither merged), with the cases
     merged into it, its reuse counts, and no flag left between the two."""
+    before = cases_reuse_counted(case_ids=[kept_id, merged_id])
     CaseMerge.objects.filter(merged_into=merged_id).update(merged_into=kept_id)
     CaseMerge.objects.create(case_id=merged_id, merged_into=kept_id)
-    _move_reuse(merged_id, kept_id)
+    _merge_reuse(kept_id, merged_id, before)
     CaseDuplicate.objects.filter(case_id__in=[kept_id, merged_id]).filter(
         similar_id__in=[kept_id, merged_id]
     ).delete()
@@ -174,6 +189,8 @@ def merges_release_deleted(*, case_ids: Collection[str]) -> list[str]:
     CaseMerge.objects.filter(Q(merged_into__in=gone) | Q(case_id__in=gone)).delete()
     CaseDuplicate.objects.filter(Q(case_id__in=gone) | Q(similar_id__in=gone)).delete()
     CaseChange.objects.bulk_create(CaseChange(case_id=case_id) for case_id in freed)
+    if freed:  # their own counts back, from their own searches (the merge left them)
+        cases_reuse_write(cases_reuse_counted(case_ids=freed), hits=True)
     return freed
 
 
@@ -199,24 +216,102 @@ def cases_flagged_q() -> Q:
     return (Q(case_id__in=as_newer) | Q(case_id__in=as_older)) & ~Q(case_id__in=merged)
 
 
-def _move_reuse(source: str, target: str) -> None:
-    moved = CaseReuse.objects.filter(case_id=source).first()
-    if moved is None:
-        return
-    CaseReuse.objects.get_or_create(case_id=target)
-    CaseReuse.objects.filter(case_id=target).update(
-        l0_hits=F("l0_hits") + moved.l0_hits,
-        l1_hits=F("l1_hits") + moved.l1_hits,
-        sessions_useful=F("sessions_useful") + moved.sessions_useful,
-        sessions_not_useful=F("sessions_not_useful") + moved.sessions_not_useful,
+class ReuseCounts(NamedTuple):
+    """A case's reuse counts, named as CaseReuse's columns."""
+
+    l0_hits: int = 0
+    l1_hits: int = 0
+    sessions_useful: int = 0
+    sessions_not_useful: int = 0
+
+
+RATINGS = ("sessions_useful", "sessions_not_useful")
+
+
+def cases_reuse_counted(*, case_ids: Collection[str], hits: bool = True) -> dict[str, ReuseCounts]:
+    """What the stored searches give these cases, each one counted with the cases merged
+    into it (and a merged case as the case it was merged into), as though every session
+    that found one of them had found it: a search that is not a repeat is one hit, at the
+    best level it found one of them (a repeat counts no hit, as when it was made), and a
+    session's rating counts once. Keyed by the cases so counted. Hits are 0 unless
+    `hits`: a search counts its own when it is made, and retention removes the searches
+    of old sessions nobody rated, so the rows tell only those still stored."""
+    ids = set(case_ids)
+    into = dict(CaseMerge.objects.filter(case_id__in=ids).values_list("case_id", "merged_into"))
+    kept = {into.get(case_id, case_id) for case_id in ids}
+    kept_of = {case_id: case_id for case_id in kept}
+    merged = CaseMerge.objects.filter(merged_into__in=list(kept))
+    kept_of.update(merged.values_list("case_id", "merged_into"))
+    found = CaseSearchHit.objects.filter(case_id__in=list(kept_of))
+    rated = found.values_list("case_id", "session_id", "search__session__feedback").distinct()
+    sessions = {(kept_of[case_id], session, value) for case_id, session, value in rated}
+    levels: dict[tuple[str, int], str] = {}
+    if hits:
+        searches = found.filter(search__repeat_of__isnull=True)
+        for case_id, search, level in searches.values_list(
+            "case_id", "search_id", "match_level"
+        ).distinct():
+            key = (kept_of[case_id], search)
+            levels[key] = L0 if L0 in (level, levels.get(key)) else level
+    l0 = Counter(case_id for (case_id, _), level in levels.items() if level == L0)
+    l1 = Counter(case_id for (case_id, _), level in levels.items() if level == L1)
+    useful = Counter(case_id for case_id, _, value in sessions if value == Feedback.USEFUL)
+    not_useful = Counter(case_id for case_id, _, value in sessions if value == Feedback.NOT_USEFUL)
+    return {c: ReuseCounts(l0[c], l1[c], useful[c], not_useful[c]) for c in sorted(kept)}
+
+
+def cases_reuse_write(counts: Mapping[str, ReuseCounts], *, hits: bool) -> int:
+    """Set these cases' ratings (and hits, when `hits`) and the stale flag they give; a
+    case no longer in the library is passed over, and a case with no counts and no row
+    gets none. How many cases were written."""
+    existing = sorted(
+        CaseLibrary.objects.filter(case_id__in=list(counts)).values_list("case_id", flat=True)
     )
-    if moved.last_hit_at:
-        CaseReuse.objects.filter(case_id=target, last_hit_at__lt=moved.last_hit_at).update(
-            last_hit_at=moved.last_hit_at
+    with transaction.atomic():
+        CaseReuse.objects.bulk_create(
+            [CaseReuse(case_id=c) for c in existing if any(counts[c])], ignore_conflicts=True
         )
-        CaseReuse.objects.filter(case_id=target, last_hit_at__isnull=True).update(
-            last_hit_at=moved.last_hit_at
-        )
-    CaseReuse.objects.filter(case_id=source).update(
-        l0_hits=0, l1_hits=0, sessions_useful=0, sessions_not_useful=0
+        for case_id in existing:
+            count = counts[case_id]
+            fields = count._asdict() if hits else {f: getattr(count, f) for f in RATINGS}
+            CaseReuse.objects.filter(case_id=case_id).update(**fields, stale=_stale(count))
+    return len(existing)
+
+
+def is_stale(*, useful: int, not_useful: int) -> bool:
+    """Found often enough to judge, and rated not useful more often than useful."""
+    return useful + not_useful >= settings.CASE_STALE_MIN_RATED and not_useful > useful
+
+
+def _stale(count: ReuseCounts) -> bool:
+    return is_stale(useful=count.sessions_useful, not_useful=count.sessions_not_useful)
+
+
+def _merge_reuse(kept_id: str, merged_id: str, before: Mapping[str, ReuseCounts]) -> None:
+    """The kept case's counts become the two cases' counted together (`before`: each
+    counted alone), plus what either case's counts hold that its stored searches do not
+    tell (searches of sessions removed since); the merged case's go to 0. The kept row
+    moves by the difference, as a search's hit moves it: a hit counted meanwhile stays."""
+    rows = CaseReuse.objects.select_for_update().filter(case_id__in=[kept_id, merged_id])
+    live = {row.case_id: row for row in rows.order_by("case_id")}
+    if not live:
+        return  # neither was ever found
+    after = cases_reuse_counted(case_ids=[kept_id])[kept_id]
+
+    def untold(case_id: str, field: str) -> int:
+        row = live.get(case_id)
+        return max(0, getattr(row, field) - getattr(before[case_id], field)) if row else 0
+
+    new = ReuseCounts(
+        *(getattr(after, f) + untold(kept_id, f) + untold(merged_id, f) for f in after._fields)
     )
+    kept = live.get(kept_id) or CaseReuse.objects.get_or_create(case_id=kept_id)[0]
+    CaseReuse.objects.filter(case_id=kept_id).update(
+        **{f: F(f) + (getattr(new, f) - getattr(kept, f)) for f in new._fields},
+        stale=_stale(new),
+    )
+    moved = live.get(merged_id)
+    if moved is not None and moved.last_hit_at:
+        later = Q(last_hit_at__lt=moved.last_hit_at) | Q(last_hit_at__isnull=True)
+        CaseReuse.objects.filter(later, case_id=kept_id).update(last_hit_at=moved.last_hit_at)
+    CaseReuse.objects.filter(case_id=merged_id).update(**ReuseCounts()._asdict(), stale=False)

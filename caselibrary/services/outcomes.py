@@ -3,50 +3,20 @@
 from collections.abc import Collection
 from datetime import timedelta
 
-from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
-from caselibrary.models import CaseIndexState, CaseLibrary, CaseReuse, CaseSearchHit
+from caselibrary.models import CaseIndexState, CaseSearchHit
+from caselibrary.services.duplicates import cases_reuse_counted, cases_reuse_write
 from caselibrary.services.index import case_index_request
 from caselibrary.services.proposals import cases_structure_new
-from diagnosis.models import Feedback
 
 
 def cases_outcomes_recount(*, case_ids: Collection[str]) -> int:
     """Set each case's useful / not useful session counts and its stale flag from the
-    feedback of every session that found it (each session counted once)."""
-    counts = {case_id: (0, 0) for case_id in case_ids}
-    # One row per (case, session): a session that found a case twice counts once.
-    rows = (
-        CaseSearchHit.objects.filter(case_id__in=counts)
-        .values_list("case_id", "session_id", "search__session__feedback")
-        .distinct()
-    )
-    for case_id, _session_id, value in rows:
-        useful, not_useful = counts[case_id]
-        counts[case_id] = (
-            useful + (value == Feedback.USEFUL),
-            not_useful + (value == Feedback.NOT_USEFUL),
-        )
-    existing = set(CaseLibrary.objects.filter(case_id__in=counts).values_list("case_id", flat=True))
-    with transaction.atomic():
-        CaseReuse.objects.bulk_create(
-            [CaseReuse(case_id=i) for i in sorted(existing)], ignore_conflicts=True
-        )
-        for case_id in sorted(existing):
-            useful, not_useful = counts[case_id]
-            CaseReuse.objects.filter(case_id=case_id).update(
-                sessions_useful=useful,
-                sessions_not_useful=not_useful,
-                stale=is_stale(useful=useful, not_useful=not_useful),
-            )
-    return len(existing)
-
-
-def is_stale(*, useful: int, not_useful: int) -> bool:
-    """Found often enough to judge, and rated not useful more often than useful."""
-    return useful + not_useful >= settings.CASE_STALE_MIN_RATED and not_useful > useful
+    feedback of every session that found it or a case merged into it (each session
+    counted once; a merged case's count is its kept case's): cases_reuse_counted, the
+    rule a merge counts by. Hits are left as the searches counted them."""
+    return cases_reuse_write(cases_reuse_counted(case_ids=case_ids, hits=False), hits=False)
 
 
 # The case library's periodic bookkeeping reads searches made in this many days.
