@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from caselibrary.error_codes import error_code_key, find_error_codes
-from caselibrary.search_text import search_terms, text_key
+from caselibrary.search_text import normalise_text, search_terms, text_key
 
 # A passage longer than this is cut at paragraph ends (e5 reads about 512 tokens; a
 # section of this size is a screen of text).
@@ -79,7 +79,9 @@ def exact_keys(*, title: str, error_code: str | None) -> list[str]:
     normalised title."""
     codes = ([error_code] if error_code else []) + find_error_codes(title)
     keys = [f"code:{error_code_key(code)}" for code in codes]
-    if text_key(title):
+    # A title with no letter or digit (a deleted or merged case is planned with none) has
+    # no key: all such titles would share one, and match each other.
+    if normalise_text(title):
         keys.append(f"title:{text_key(title)}")
     return list(dict.fromkeys(key[:128] for key in keys))
 

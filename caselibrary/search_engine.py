@@ -38,7 +38,13 @@ from caselibrary.search_backends.base import (
     rrf_fuse,
 )
 from caselibrary.search_glossary import counterparts
-from caselibrary.search_text import CODE_PREFIX, normalise_text, search_terms, text_key
+from caselibrary.search_text import (
+    CODE_PREFIX,
+    normalise_text,
+    search_terms,
+    text_key,
+    text_words,
+)
 
 L0 = "L0"
 L1 = "L1"
@@ -190,9 +196,9 @@ def unknown_names(
     # A word of an error code the question quotes ("ERROR" of "ERROR 1205", "HTTP" of
     # "HTTP 502") belongs to the code, which L0 answers for.
     code_words = {w.casefold() for code in find_error_codes(query) for w in _NAME.findall(code)}
-    for match in _NAME.finditer(query):
-        word = match.group()
-        if word in names or not any(ch.isupper() for ch in word):
+    # Whole words only: "Zeit" of "Zeitüberschreitung" or "Caf" of "Café" is no name.
+    for word in text_words(query):
+        if word in names or not word.isascii() or not any(ch.isupper() for ch in word):
             continue
         if sum(ch.isalpha() for ch in word) < 3 or word.casefold() in code_words:
             continue

@@ -1,10 +1,13 @@
 """How case-library text becomes search terms: one tokenizer for cases and queries alike.
 
 Pure Python (rjieba is a compiled segmenter with its dictionary inside the wheel): Chinese
-runs are cut into words by rjieba, ASCII runs by a regular expression, and every error code
+runs are cut into words by rjieba, Japanese kana runs are words as they stand, the words
+of every other script are cut by a regular expression, and every error code
 (caselibrary/error_codes.py) becomes one whole term of its own, so `ORA-01555` or
-`ERROR 1205` is never two unrelated numbers. Words that say nothing about a fault ("how",
-"怎么", "排查") are left out, so they can neither find a case nor dilute a query.
+`ERROR 1205` is never two unrelated numbers. Latin letters lose their accents ("café" and
+"cafe" are one term); the letters of other scripts are kept as written. Words that say
+nothing about a fault ("how", "怎么", "排查") are left out, so they can neither find a case
+nor dilute a query.
 """
 
 from __future__ import annotations
@@ -22,10 +25,39 @@ from caselibrary.error_codes import iter_error_code_keys
 CODE_PREFIX = "#"
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# A kana run starts with a kana and goes on with those of its kind and "ー", which
+# lengthens a vowel in both ("・", U+30FB, parts words).
+_HIRAGANA = "[\u3041-\u309f][\u3041-\u309f\u30fc]*"
+_KATAKANA = "[\u30a1-\u30fa\u30fd-\u30ff\u31f0-\u31ff][\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff]*"
+_KANA = "\u3041-\u30ff\u31f0-\u31ff"
+
+
+def _mark_ranges() -> str:
+    """The combining marks (the vowel signs of Indic scripts, accents not composed into
+    their letter), as the ranges of a character class: a regular expression's \\w leaves
+    them out, and a word of Hindi or Thai would be cut at each of them. Planes 0 and 1
+    hold every script in use (scanning all of Unicode would cost each process 0.1 s)."""
+    ranges: list[list[int]] = []
+    for code in range(0x20000):
+        if unicodedata.category(chr(code)).startswith("M"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+_MARKS = _mark_ranges()
+# A word starts with a letter or digit of a script without a rule of its own above, and
+# goes on with those, underscores and combining marks.
+_FIRST = rf"[^\W_{_CJK}{_KANA}]"
+_INSIDE = rf"(?:[^\W{_CJK}{_KANA}]|[{_MARKS}])"
 _RUNS = re.compile(
-    rf"(?P<cjk>[{_CJK}]+)|(?P<word>[A-Za-z0-9][A-Za-z0-9_]*(?:[.\-/+:][A-Za-z0-9_]+)*)"
+    rf"(?P<cjk>[{_CJK}]+)|(?P<kana>{_HIRAGANA}|{_KATAKANA})"
+    rf"|(?P<word>{_FIRST}{_INSIDE}*(?:[.\-/+:]{_INSIDE}+)*)"
 )
 _SEPARATORS = re.compile(r"[._\-/+:]")
+_MARK = re.compile(rf"[{_MARKS}]")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -66,20 +98,34 @@ def tokenize(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text)
     terms = [CODE_PREFIX + key for key in iter_error_code_keys(text)]
     for match in _RUNS.finditer(text):
-        run = match["cjk"]
-        if run is not None:
+        if (run := match["cjk"]) is not None:
             terms.extend(_chinese_words(run))
-            continue
-        terms.extend(_ascii_terms(match["word"]))
+        elif (run := match["kana"]) is not None:
+            # Kana runs are words as they stand (no dictionary): a katakana loanword
+            # (ディスク), or the kana between two kanji words.
+            if _keep(run):
+                terms.append(run)
+        else:
+            terms.extend(_word_terms(match["word"]))
     return terms
 
 
+def text_words(text: str) -> list[str]:
+    """The words of `text` outside Chinese and kana runs, as written (NFKC, neither
+    case-folded nor stripped of accents): a name the question quotes is one of them, a
+    whole word, never the ASCII start of "Zeitüberschreitung" or "Café"."""
+    runs = _RUNS.finditer(unicodedata.normalize("NFKC", text))
+    return [match["word"] for match in runs if match["word"] is not None]
+
+
 @lru_cache(maxsize=1 << 16)
-def _ascii_terms(word: str) -> tuple[str, ...]:
+def _word_terms(word: str) -> tuple[str, ...]:
     """A word's terms: its parts (`payment-gateway` -> payment, gateway;
     `Seconds_Behind_Master` -> second, behind, master), then itself, so a question in
     words meets the setting or field a case quotes by name."""
     word = word.casefold()
+    if not word.isascii():
+        word = _without_latin_accents(word)
     parts = _SEPARATORS.split(word)
     terms = [_word(part) for part in parts if _keep(part)] if len(parts) > 1 else []
     if _keep(word):
@@ -118,13 +164,36 @@ def _word(word: str) -> str:
     return word
 
 
-_NOT_TEXT = re.compile(rf"[^0-9a-z{_CJK}]+")
+def _without_latin_accents(text: str) -> str:
+    """`text` with the accents of its Latin letters dropped (é -> e, ï -> i); the letters of
+    other scripts kept whole (й, ё, ά, Hangul syllables)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    if not _MARK.search(decomposed):
+        return text
+    kept = []
+    latin = False
+    for char in decomposed:
+        if unicodedata.category(char).startswith("M"):
+            if latin:
+                continue
+        else:
+            latin = char.isascii() or unicodedata.name(char, "").startswith("LATIN")
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+# Neither a letter, a digit nor a combining mark, or an underscore.
+_NOT_TEXT = re.compile(rf"(?:[^\w{_MARKS}]|_)+")
 
 
 def normalise_text(text: str) -> str:
-    """Text reduced to what makes two questions or titles the same: letters, digits and
-    Chinese characters, case-folded, everything else dropped."""
-    return _NOT_TEXT.sub("", unicodedata.normalize("NFKC", text).casefold())
+    """Text reduced to what makes two questions or titles the same: the letters (of any
+    script, Latin ones without their accents) and digits, case-folded, everything else
+    dropped."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if not text.isascii():
+        text = _without_latin_accents(text)
+    return _NOT_TEXT.sub("", text)
 
 
 def text_key(text: str) -> str:

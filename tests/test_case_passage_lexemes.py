@@ -2,14 +2,13 @@
 rank the terms in memory and store none (a quarter of each row otherwise)."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from caselibrary.models import CasePassage
 from caselibrary.search_backends.database import lexemes
 from caselibrary.selectors import cases_find
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory
+from tests.migrate_to import migrate_to
 
 BEFORE = [("caselibrary", "0012_drop_case_passage_fulltext")]
 AFTER = [("caselibrary", "0013_case_passage_lexemes_only_on_sqlite")]
@@ -41,11 +40,6 @@ def test_mariadb_stores_the_terms_and_no_lexemes_and_still_finds_the_case(indexe
     assert cases_find(query="redis 客户端连接数满了", limit=3).case_ids[0] == indexed.case_id
 
 
-def _migrate(targets: list[tuple[str, str]]) -> None:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-
-
 @pytest.mark.mysql
 @pytest.mark.django_db(transaction=True)
 def test_the_upgrade_empties_stored_lexemes_and_going_back_fills_them_again() -> None:
@@ -54,14 +48,14 @@ def test_the_upgrade_empties_stored_lexemes_and_going_back_fills_them_again() ->
     # As an earlier release left them.
     for row in CasePassage.objects.all():
         CasePassage.objects.filter(id=row.id).update(lexemes=lexemes(row.terms))
-    _migrate(BEFORE)
+    migrate_to(*BEFORE)
     try:
-        _migrate(AFTER)
+        migrate_to(*AFTER)
         emptied = set(CasePassage.objects.values_list("lexemes", flat=True))
-        _migrate(BEFORE)
+        migrate_to(*BEFORE)
         filled = list(CasePassage.objects.values_list("terms", "lexemes"))
     finally:
-        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to()
 
     assert emptied == {""}
     assert filled and all(stored == lexemes(terms) for terms, stored in filled)

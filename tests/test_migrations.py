@@ -6,19 +6,13 @@ import io
 import pytest
 from django.core.management import call_command
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrate_to import migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE_V008 = [("diagnosis", "0001_initial")]
 V008 = [("diagnosis", "0002_v008_session_answer")]
-
-
-def _migrate(targets: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
 
 
 def _session_columns() -> list[str]:
@@ -29,9 +23,9 @@ def _session_columns() -> list[str]:
 
 @pytest.fixture
 def before_v008():  # type: ignore[no-untyped-def]
-    apps = _migrate(BEFORE_V008)
+    apps = migrate_to(*BEFORE_V008)
     yield apps
-    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to()
 
 
 def test_v008_keeps_every_existing_row_and_adds_answer_as_null(before_v008) -> None:  # type: ignore[no-untyped-def]
@@ -56,7 +50,7 @@ def test_v008_keeps_every_existing_row_and_adds_answer_as_null(before_v008) -> N
         for s in session_model.objects.all()
     }
 
-    apps = _migrate(V008)
+    apps = migrate_to(*V008)
 
     assert "answer" in _session_columns()
     migrated = apps.get_model("diagnosis", "DiagnosisSession").objects.all()
@@ -71,12 +65,12 @@ def test_v008_keeps_every_existing_row_and_adds_answer_as_null(before_v008) -> N
 
 
 def test_v008_can_be_rolled_back_which_removes_answer(before_v008) -> None:  # type: ignore[no-untyped-def]
-    apps = _migrate(V008)
+    apps = migrate_to(*V008)
     apps.get_model("diagnosis", "DiagnosisSession").objects.create(
         session_id="kept", query="q", status="SUCCESS", answer="a"
     )
 
-    apps = _migrate(BEFORE_V008)
+    apps = migrate_to(*BEFORE_V008)
 
     assert "answer" not in _session_columns()
     assert list(
