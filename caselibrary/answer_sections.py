@@ -23,7 +23,13 @@ import re
 from dataclasses import dataclass
 
 # The runbook parser's own patterns: one reading of Markdown for runbooks and answers.
-from caselibrary.runbooks import _ATX, _FENCE, _NUMBERING, FIELD_HEADINGS, field_for_heading
+from caselibrary.runbooks import (
+    _ATX,
+    _NUMBERING,
+    FIELD_HEADINGS,
+    field_for_heading,
+    lines_in_code,
+)
 
 __all__ = ["ANSWER_WORDS", "AnswerSections", "split_answer"]
 
@@ -125,16 +131,8 @@ def split_answer(answer: str) -> AnswerSections | None:
     current = ROOT_CAUSE  # until a section starts: the text before the first
     body: list[str] = []
     found: set[str] = set()
-    fence: str | None = None
-    for line in (line.rstrip() for line in text.split("\n")):
-        opener = _FENCE.match(line)
-        if opener:
-            marker = opener.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-        start = None if fence is not None or opener else _section_start(line)
+    for _index, line, code in lines_in_code(line.rstrip() for line in text.split("\n")):
+        start = None if code else _section_start(line)
         if start is None:
             body.append(line)
             continue

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,9 +142,9 @@ def _truncate_title(title: str) -> str:
     return cut.rstrip(" ,;:，；：-") + "…"
 
 
-def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line index, level, text) of every heading outside fenced code blocks."""
-    found: list[tuple[int, int, str]] = []
+def lines_in_code(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
+    """(index, line, whether it is code: a fence line or inside a fenced block) of each
+    line, so a heading-like line in a code sample is read as code."""
     fence: str | None = None
     for index, line in enumerate(lines):
         opener = _FENCE.match(line)
@@ -153,8 +154,14 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
                 fence = marker[0] * 3
             elif marker.startswith(fence):
                 fence = None
-            continue
-        if fence is not None:
+        yield index, line, bool(opener) or fence is not None
+
+
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, text) of every heading outside fenced code blocks."""
+    found: list[tuple[int, int, str]] = []
+    for index, line, code in lines_in_code(lines):
+        if code:
             continue
         atx = _ATX.match(line)
         if atx:
