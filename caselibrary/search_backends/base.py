@@ -25,6 +25,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
+from django.dispatch import Signal
 
 if TYPE_CHECKING:
     import numpy
@@ -112,3 +113,10 @@ def get_backend(name: str | None = None) -> SearchBackend:
 
 
 _instances: dict[str, SearchBackend] = {}
+
+
+# Sent (`backend`, `found`) when a backend finds its collection lost as it checks it, on
+# first use and after a failure: missing (then made anew by it) or holding no passage
+# (`found` says which, for the log). The indexer's service listens (apps.py): when the
+# database holds indexed cases, it queues them all for the indexer, which writes them back.
+collection_lost = Signal()

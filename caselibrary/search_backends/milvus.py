@@ -18,15 +18,19 @@ the three in its properties, and a process refuses a collection that says otherw
 Every failure (server down, timeout, refused request) is raised as BackendUnavailable, so
 the search service can answer without the index and say so; nothing here lets a raw
 client error through.
+
+A collection lost under the service (dropped, a new or emptied server, a lost data
+directory, a restore) is not a failure: the backend makes it anew and carries on, and
+tells `collection_lost`, on which the indexer's service queues every case again.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -34,7 +38,7 @@ from django.conf import settings
 from caselibrary.embedding import EMBEDDING_MODEL
 from caselibrary.search_backends import milvus_collection as collection
 from caselibrary.search_backends.base import BackendUnavailable as _Unavailable
-from caselibrary.search_backends.base import IndexedPassage
+from caselibrary.search_backends.base import IndexedPassage, collection_lost
 from caselibrary.search_backends.milvus_collection import engine_terms, index_tag
 
 if TYPE_CHECKING:
@@ -42,6 +46,9 @@ if TYPE_CHECKING:
     from pymilvus import MilvusClient
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
 
 # Rows per upsert: well under the server's 64 MB message limit at 512 floats a row; cases
 # per delete expression.
@@ -115,10 +122,11 @@ class MilvusBackend:
         if not case_pks:
             return
         rows = [collection.row(passage) for passage in passages]
-        with self._errors("replace"):
-            client = self._ready_client()
+
+        def write(client: MilvusClient) -> None:
             # Upsert first, then delete what the cases no longer have: a search never sees
-            # a changed case missing.
+            # a changed case missing. Both can be done again: a collection lost half-way
+            # is written whole the second time.
             for start in range(0, len(rows), _BATCH):
                 client.upsert(self.collection, rows[start : start + _BATCH], timeout=self.timeout)
             for start in range(0, len(case_pks), _DELETE_CASES):
@@ -129,6 +137,8 @@ class MilvusBackend:
                     expr += f" and passage_id not in {collection.quoted(kept)}"
                 client.delete(self.collection, filter=expr, timeout=self.timeout)
 
+        self._call("replace", write)
+
     def known_terms(self, terms: Sequence[str]) -> set[str]:
         """Those of `terms` that some stored passage holds (one BM25 search each)."""
         return {term for term in dict.fromkeys(terms) if self.lexical(term, 1)}
@@ -137,8 +147,9 @@ class MilvusBackend:
         words = engine_terms(terms)
         if not words or limit <= 0:
             return []
-        with self._errors("lexical search"):
-            hits = self._ready_client().search(
+        hits = self._call(
+            "lexical search",
+            lambda client: client.search(
                 self.collection,
                 data=[words],
                 anns_field="sparse",
@@ -146,7 +157,8 @@ class MilvusBackend:
                 search_params={"metric_type": "BM25"},
                 consistency_level="Strong",
                 timeout=self.timeout,
-            )
+            ),
+        )
         # A BM25 score is never negative. Milvus servers return it as is; Milvus Lite 3.2
         # returns it negated (its executors sort by distance, smallest first), in the
         # same order. The magnitude is the score on both.
@@ -155,16 +167,19 @@ class MilvusBackend:
     def dense(self, vector: numpy.ndarray, limit: int) -> list[tuple[str, float]]:
         if limit <= 0:
             return []
-        with self._errors("dense search"):
-            hits = self._ready_client().search(
+        values = collection.vector_values(vector)
+        hits = self._call(
+            "dense search",
+            lambda client: client.search(
                 self.collection,
-                data=[collection.vector_values(vector)],
+                data=[values],
                 anns_field="vector",
                 limit=limit,
                 search_params=self._dense_params(limit),
                 consistency_level="Strong",
                 timeout=self.timeout,
-            )
+            ),
+        )
         return [(str(hit.id), float(hit.distance)) for hit in hits[0]]
 
     def hybrid(
@@ -179,21 +194,23 @@ class MilvusBackend:
                 (passage_id, 1.0 / (rrf_k + rank))
                 for rank, (passage_id, _cosine) in enumerate(self.dense(vector, limit), start=1)
             ]
-        with self._errors("hybrid search"):
-            from pymilvus import AnnSearchRequest, RRFRanker
+        values = collection.vector_values(vector)
+
+        def search(client: MilvusClient) -> list:
+            from pymilvus import AnnSearchRequest, RRFRanker  # installed: _errors checked
 
             requests = [
                 AnnSearchRequest(
                     data=[words], anns_field="sparse", param={"metric_type": "BM25"}, limit=limit
                 ),
                 AnnSearchRequest(
-                    data=[collection.vector_values(vector)],
+                    data=[values],
                     anns_field="vector",
                     param=self._dense_params(limit),
                     limit=limit,
                 ),
             ]
-            hits = self._ready_client().hybrid_search(
+            return client.hybrid_search(
                 self.collection,
                 reqs=requests,
                 ranker=RRFRanker(rrf_k),
@@ -201,6 +218,8 @@ class MilvusBackend:
                 consistency_level="Strong",
                 timeout=self.timeout,
             )
+
+        hits = self._call("hybrid search", search)
         return [(str(hit.id), float(hit.distance)) for hit in hits[0]]
 
     def clear(self) -> None:
@@ -213,15 +232,16 @@ class MilvusBackend:
             self._checked = True
 
     def count(self) -> int:
-        with self._errors("count"):
-            rows = self._ready_client().query(
-                self.collection,
-                filter="",
-                output_fields=["count(*)"],
-                consistency_level="Strong",
-                timeout=self.timeout,
-            )
-        return int(rows[0]["count(*)"]) if rows else 0
+        return self._call(
+            "count",
+            lambda client: collection.row_count(client, self.collection, timeout=self.timeout),
+        )
+
+    def connect(self) -> None:
+        """Connect and check the collection (made when missing) now, unless done since the
+        last failure: the indexer does it before a pass embeds or writes anything."""
+        with self._errors("connect"):
+            self._ready_client()
 
     def drop(self) -> None:
         """Drop this model's collection (the benchmark's, or a collection left behind)."""
@@ -232,8 +252,9 @@ class MilvusBackend:
     def flush(self) -> None:
         """Seal what was written into indexed segments now (after a bulk load: a server
         does it by size and time on its own; Milvus Lite searches unsealed rows slowly)."""
-        with self._errors("flush"):
-            self._ready_client().flush(self.collection, timeout=max(self.timeout, 600))
+        self._call(
+            "flush", lambda client: client.flush(self.collection, timeout=max(self.timeout, 600))
+        )
 
     # --- the collection ---------------------------------------------------------------
 
@@ -262,19 +283,52 @@ class MilvusBackend:
             with suppress(Exception):
                 client.close()
 
+    def _call(self, what: str, call: Callable[[MilvusClient], _T]) -> _T:
+        """`call` with the client, once the collection is ready. Should the collection
+        have gone since it was checked, it is checked again (made anew) and `call` made
+        once more: the service goes on, on the empty collection, while it is refilled."""
+        with self._errors(what):
+            client = self._ready_client()
+            try:
+                return call(client)
+            except Exception as exc:
+                if not _collection_missing(exc):
+                    raise
+            with self._lock:
+                self._checked = False
+            return call(self._ready_client())
+
     def _ready_client(self) -> MilvusClient:
         """The client, once the collection is known to exist and to match this process."""
         client = self._connected()
+        found = None
         if not self._checked:
             with self._lock:
                 if not self._checked:
-                    if client.has_collection(self.collection, timeout=self.timeout):
-                        self._check(client)
-                        collection.ensure_loaded(client, self.collection, timeout=self.timeout)
-                    else:
-                        self._create(client)
+                    found = self._prepare(client)
                     self._checked = True
+        if found:
+            # Outside the lock: a listener may index, through this backend, at once.
+            self._tell_lost(found)
         return client
+
+    def _prepare(self, client: MilvusClient) -> str | None:
+        """Make sure of the collection; how it was found lost, if it was."""
+        if not client.has_collection(self.collection, timeout=self.timeout):
+            if self._create(client):
+                return f"Milvus collection {self.collection} was missing and was made anew"
+            return None  # made by another process meanwhile, which tells
+        self._check(client)
+        collection.ensure_loaded(client, self.collection, timeout=self.timeout)
+        if collection.row_count(client, self.collection, timeout=self.timeout) == 0:
+            return f"Milvus collection {self.collection} holds no passages"
+        return None
+
+    def _tell_lost(self, found: str) -> None:
+        try:
+            collection_lost.send(sender=MilvusBackend, backend=self, found=found)
+        except Exception as exc:  # the search or the write that found it goes on
+            logger.warning("%s; its cases could not be queued again: %s", found, exc)
 
     def _check(self, client: MilvusClient) -> None:
         different = collection.mismatch(client, self.collection, timeout=self.timeout)
@@ -284,7 +338,8 @@ class MilvusBackend:
                 "and rebuild it with `manage.py reindex_cases --all`."
             )
 
-    def _create(self, client: MilvusClient) -> None:
+    def _create(self, client: MilvusClient) -> bool:
+        """Make the collection; whether this process made it."""
         try:
             collection.create(client, self.collection, timeout=self.timeout)
         except Exception:
@@ -292,8 +347,9 @@ class MilvusBackend:
             if not client.has_collection(self.collection, timeout=self.timeout):
                 raise
             self._check(client)
-            return
+            return False
         logger.info("Created Milvus collection %s for %s", self.collection, EMBEDDING_MODEL)
+        return True
 
     # --- parameters, errors -------------------------------------------------------------
 
@@ -327,3 +383,9 @@ class MilvusBackend:
             raise BackendUnavailable(
                 f"Milvus at {self._where} failed the {what}: {message}"
             ) from exc
+
+
+def _collection_missing(exc: Exception) -> bool:
+    from pymilvus.exceptions import ErrorCode, MilvusException
+
+    return isinstance(exc, MilvusException) and exc.code == ErrorCode.COLLECTION_NOT_FOUND

@@ -87,6 +87,18 @@ def ensure_loaded(client: MilvusClient, name: str, *, timeout: float) -> None:
         client.load_collection(name, timeout=timeout)
 
 
+def row_count(client: MilvusClient, name: str, *, timeout: float) -> int:
+    """The passages the collection holds, counted by the server (deletes included)."""
+    rows = client.query(
+        name,
+        filter="",
+        output_fields=["count(*)"],
+        consistency_level="Strong",
+        timeout=timeout,
+    )
+    return int(rows[0]["count(*)"]) if rows else 0
+
+
 def create(client: MilvusClient, name: str, *, timeout: float) -> None:
     """Make the collection with its indexes, loaded, recording index_properties()."""
     from pymilvus import DataType, Function, FunctionType

@@ -14,6 +14,11 @@ indexer holds the lease all the time, idle or not: the lease says "an indexer is
 case_change", which is what spares every write from starting one. A command that wants
 the waiting changes indexed (case_index_drain) indexes them itself when the lease is free,
 and otherwise leaves them to that indexer and waits until it has done them.
+
+A search backend that fails a pass (a Milvus server down) stops no run: the run tries
+again after 1, 2, 4, then every 5 seconds, within its time, and hands the outage on to
+the next run, so that it is logged once when it begins and once when it ends. A backend
+that finds its collection lost (case_index_refill) has every case queued again.
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
+from django.db.models.functions import Substr
 from django.utils import timezone
 
 from caselibrary.embedding import EMBEDDING_MODEL, EmbeddingUnavailable, embed_texts
@@ -38,8 +44,11 @@ from caselibrary.models import (
     CaseIndexLog,
     CaseIndexState,
     CaseLibrary,
+    CaseMerge,
     CasePassage,
 )
+from caselibrary.passages import INDEXED_CHARS, case_plan
+from caselibrary.search_backends.base import BackendUnavailable, get_backend
 from caselibrary.services.index_pass import (
     INDEX_PASS_SECONDS,
     IndexRun,
@@ -57,6 +66,9 @@ INDEXER_RUN_SECONDS = 20
 INDEXER_LEASE_SECONDS = 10
 # Serving processes read the log every fraction of a second; an hour is plenty.
 LOG_KEEP = timedelta(hours=1)
+# A pass the search backend failed is tried again after 1, 2, 4, then every 5 seconds.
+BACKEND_RETRY_FIRST_SECONDS = 1.0
+BACKEND_RETRY_MAX_SECONDS = 5.0
 
 
 def indexer_run_seconds() -> float:
@@ -158,15 +170,57 @@ def _warm_up(stamp: object) -> object | None:
     return stamp
 
 
+@dataclass
+class BackendOutage:
+    """The search backend failing the indexer's passes, as the indexer lives through it:
+    one WARNING when it begins (the backend's message, which names the server and the
+    call, never a credential; no traceback) and one line when it ends, however many runs
+    it lasts: each run hands it to the next (case_indexer_task)."""
+
+    since: float | None = None  # time.time() when it began; None: the backend answers
+    delay: float = BACKEND_RETRY_FIRST_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.since is not None:  # handed on by the run before: tried a while already
+            self.delay = BACKEND_RETRY_MAX_SECONDS
+
+    def failed(self, error: BackendUnavailable) -> float:
+        """A pass failed; the seconds to wait before the next."""
+        if self.since is None:
+            self.since = time.time()
+            logger.warning(
+                "case indexer: the search backend is unavailable; the changed cases wait, "
+                "tried again every few seconds: %s",
+                error,
+            )
+        delay, self.delay = self.delay, min(self.delay * 2, BACKEND_RETRY_MAX_SECONDS)
+        return delay
+
+    def answered(self) -> None:
+        if self.since is not None:
+            logger.info(
+                "case indexer: the search backend answers again, after %.0f s",
+                time.time() - self.since,
+            )
+        self.since, self.delay = None, BACKEND_RETRY_FIRST_SECONDS
+
+
 def case_indexer_run(
-    *, seconds: float, indexed: Callable[[IndexRun], None] | None = None
+    *,
+    seconds: float,
+    indexed: Callable[[IndexRun], None] | None = None,
+    outage: BackendOutage | None = None,
 ) -> int | None:
     """Index changes as they come for `seconds` (0: until none is left), telling
     `indexed` of each pass that indexed something. The cases indexed, or None when
-    another indexer holds the lease."""
+    another indexer holds the lease.
+
+    A pass the search backend fails is tried again within the run (`outage` follows it);
+    with `seconds` 0 (a drain, or the queue run inline) the failure is raised instead."""
     stamp = _claim()
     if stamp is None:
         return None
+    outage = outage if outage is not None else BackendOutage()
     cases = 0
     deadline = time.monotonic() + seconds
     failed: set[str] = set()  # tried again by the next run
@@ -177,21 +231,36 @@ def case_indexer_run(
             cases_structure_new()  # new AUTO cases' error codes are exact keys too
         while stamp is not None:
             left = deadline - time.monotonic() if seconds > 0 else INDEX_PASS_SECONDS
-            run = case_index_pending(seconds=max(0.0, min(INDEX_PASS_SECONDS, left)), skip=failed)
-            cases += run.cases
-            failed.update(run.failed)
-            if run.cases or run.partial or run.failed:
-                logger.info("cases indexed", extra=asdict(run) | {"failed": list(run.failed)})
-                _record(run)
-                if indexed is not None:
-                    indexed(run)
-            elif seconds <= 0 or time.monotonic() >= deadline:
-                break
+            try:
+                run = case_index_pending(
+                    seconds=max(0.0, min(INDEX_PASS_SECONDS, left)), skip=failed
+                )
+            except BackendUnavailable as error:
+                if seconds <= 0:
+                    raise
+                # The pass wrote nothing and its changes stay marked. The wait ends by the
+                # run's deadline, well before the task's timeout; the lease outlives it.
+                wait = outage.failed(error)
+                stamp = _renew(stamp)
+                if stamp is not None:
+                    time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
             else:
-                time.sleep(settings.CASE_INDEXER_POLL_SECONDS)
+                outage.answered()
+                cases += run.cases
+                failed.update(run.failed)
+                if run.cases or run.partial or run.failed:
+                    logger.info("cases indexed", extra=asdict(run) | {"failed": list(run.failed)})
+                    _record(run)
+                    if indexed is not None:
+                        indexed(run)
+                elif seconds <= 0 or time.monotonic() >= deadline:
+                    break
+                else:
+                    time.sleep(settings.CASE_INDEXER_POLL_SECONDS)
             if seconds > 0 and time.monotonic() >= deadline:
                 break
-            stamp = _renew(stamp)
+            if stamp is not None:
+                stamp = _renew(stamp)
         CaseIndexLog.objects.filter(indexed_at__lt=timezone.now() - LOG_KEEP).delete()
     finally:
         if stamp is not None:
@@ -212,12 +281,7 @@ def cases_mark_for_reindex(*, everything: bool) -> int:
     if everything:
         ids: Iterable[str] = CaseLibrary.objects.values_list("case_id", flat=True).iterator()
     else:
-        current = CasePassage.objects.filter(model=EMBEDDING_MODEL).values("case_id")
-        ids = (
-            CaseLibrary.objects.exclude(case_id__in=current)
-            .values_list("case_id", flat=True)
-            .iterator()
-        )
+        ids = _cases_without_vectors_of_this_model()
     marked = 0
     chunk: list[CaseChange] = []
     for case_id in ids:
@@ -227,6 +291,62 @@ def cases_mark_for_reindex(*, everything: bool) -> int:
             marked, chunk = marked + len(chunk), []
     CaseChange.objects.bulk_create(chunk)
     return marked + len(chunk)
+
+
+def case_index_refill(*, found: str) -> int:
+    """Queue every case for the indexer again, as `reindex_cases --all` does, because the
+    search backend found what it held lost (`found` says how, for the log). Only when the
+    database holds passages of this model, whose stored vectors the indexer writes back
+    without embedding them again (after a change of model, `reindex_cases` rebuilds),
+    and some case is not queued already: the processes that find the same loss queue
+    them once. The cases queued."""
+    CaseIndexState.objects.get_or_create(id=1)
+    with transaction.atomic():
+        # One process at a time decides; the next finds the cases queued.
+        CaseIndexState.objects.select_for_update().get(id=1)
+        if not CasePassage.objects.filter(model=EMBEDDING_MODEL).exists():
+            return 0
+        waiting = CaseChange.objects.values("case_id")
+        if not CaseLibrary.objects.exclude(case_id__in=waiting).exists():
+            return 0
+        marked = cases_mark_for_reindex(everything=True)
+    logger.warning(
+        "%s, while the database holds the indexed cases: every case (%d) is queued for the "
+        "indexer again, which writes them back from their stored vectors",
+        found,
+        marked,
+    )
+    case_index_request()  # the worker's indexer takes them; one is started if none runs
+    return marked
+
+
+def refill_when_collection_lost(
+    sender: object, *, backend: object, found: str, **kwargs: object
+) -> None:
+    """The receiver of search_backends.base.collection_lost (connected in apps.py)."""
+    if backend is get_backend():  # not a collection of a benchmark's or a test's own
+        case_index_refill(found=found)
+
+
+def _cases_without_vectors_of_this_model() -> Iterator[str]:
+    """The cases with passages of another model only, and those with no passage at all
+    whose texts make one. A case merged into another, or whose texts hold no search term,
+    has none once indexed: it is not marked again at every run."""
+    current = CasePassage.objects.filter(model=EMBEDDING_MODEL).values("case_id")
+    stored = CasePassage.objects.values("case_id")
+    without = CaseLibrary.objects.exclude(case_id__in=current)
+    yield from without.filter(case_id__in=stored).values_list("case_id", flat=True).iterator()
+    bare = without.exclude(case_id__in=stored).exclude(
+        case_id__in=CaseMerge.objects.values("case_id")
+    )
+    # A case others were merged into is indexed with their texts: marked without asking.
+    kept = CaseMerge.objects.values("merged_into")
+    yield from bare.filter(case_id__in=kept).values_list("case_id", flat=True).iterator()
+    texts = [Substr(name, 1, INDEXED_CHARS) for name in ("root_cause", "solution")]
+    rows = bare.exclude(case_id__in=kept).values_list("case_id", "title", *texts, "error_code")
+    for case_id, *row in rows.iterator():
+        if case_plan(*row)[0]:
+            yield case_id
 
 
 def case_index_drain(*, progress: Callable[[int, int], None] | None = None) -> int:

@@ -29,6 +29,7 @@ from caselibrary.models import (
 from caselibrary.passages import INDEXED_CHARS, Planned, case_plan, embedding_input
 from caselibrary.search_backends.base import IndexedPassage, get_backend
 from caselibrary.search_backends.database import DatabaseBackend
+from caselibrary.search_backends.milvus import MilvusBackend
 from caselibrary.services.duplicates import cases_flag_duplicates, merges_release_deleted
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,12 @@ def case_index_pending(
     changes = list(marks.values_list("seq", "case_id", "changed_at")[:batch])
     if not changes:
         return IndexRun(0, 0, 0, 0.0)
+    backend = get_backend()
+    if isinstance(backend, MilvusBackend):
+        # Before anything is embedded or written: a server that is down fails the pass at
+        # once, and a collection found lost is weighed against the passages the database
+        # held before this pass (the first cases indexed into a new one are no loss).
+        backend.connect()
     case_ids = list(dict.fromkeys(case_id for _, case_id, _ in changes))
     # A merged case is indexed as part of the case it was merged into.
     merges = CaseMerge.objects.filter(case_id__in=case_ids)
@@ -94,8 +101,8 @@ def case_index_pending(
         CaseIndexLog.objects.bulk_create(CaseIndexLog(case_id=case_id) for case_id in written)
         if settings.CASE_SEARCH_BACKEND != "database":
             # Inside the transaction: when the server refuses the write, the change marks
-            # roll back and the next run tries these cases again.
-            get_backend().replace(written, work.passages)
+            # roll back and the next pass tries these cases again.
+            backend.replace(written, work.passages)
     new = {p.case_pk for p in work.passages} - indexed_before
     if new:
         # A case indexed over several passes is compared by the part its first one wrote.
