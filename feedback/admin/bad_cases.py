@@ -313,6 +313,17 @@ class BadCaseAdmin(
 
     # --- columns
 
+    # In the list these are cut short when long (admin.css), each whole in its tooltip.
+    @admin.display(description=_("question"))
+    def query_excerpt(self, obj: BadCase) -> SafeString:
+        excerpt = super().query_excerpt(obj)
+        return format_html('<span class="question-excerpt" title="{}">{}</span>', excerpt, excerpt)
+
+    @admin.display(description=_("assignee"), ordering="review__assignee__username")
+    def assignee_column(self, obj: BadCase) -> SafeString:
+        name = super().assignee_column(obj)
+        return format_html('<span class="user-name" title="{}">{}</span>', name, name)
+
     @admin.display(description=_("review state"))
     def review_state_column(self, obj: BadCase) -> SafeString:
         return format_html(
@@ -339,14 +350,15 @@ class BadCaseAdmin(
         return review.note if review else ""
 
     @admin.display(description=_("last review"), ordering="review__reviewed_at")
-    def reviewed(self, obj: BadCase) -> str:
+    def reviewed(self, obj: BadCase) -> SafeString:
         review = _review_of(obj)
-        if review is None or not review.reviewed_at:
-            return _("not reviewed yet")
-        return _("%(who)s, %(when)s") % {
-            "who": review.reviewed_by or "-",
-            "when": date_format(localtime(review.reviewed_at), "SHORT_DATETIME_FORMAT"),
-        }
+        said = _("not reviewed yet")
+        if review is not None and review.reviewed_at:
+            said = _("%(who)s, %(when)s") % {
+                "who": review.reviewed_by or "-",
+                "when": date_format(localtime(review.reviewed_at), "SHORT_DATETIME_FORMAT"),
+            }
+        return format_html('<span class="last-review" title="{}">{}</span>', said, said)
 
     @admin.display(description=_("tool invocations"))
     def invocations_table(self, obj: BadCase) -> SafeString:
