@@ -7,7 +7,7 @@ class EvaluationConfig(AppConfig):
     verbose_name = _("Evidence scoring")
 
     def ready(self) -> None:
-        from config.metrics import SCRAPE_COLLECTORS
+        from config.metrics_scrape import SCRAPE_COLLECTORS
         from evaluation import checks  # noqa: F401 (registers the checks)
         from evaluation.health import HeartbeatCollector
 

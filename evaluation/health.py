@@ -39,7 +39,7 @@ def worker_check() -> str:
 class HeartbeatCollector(Collector):
     """`diagnosis_worker_heartbeat_age_seconds`, read at each scrape: seconds since the
     newest worker heartbeat (left out before the first one, and when the database cannot
-    be read: `diagnosis_queue_up` says so then)."""
+    be read: `diagnosis_database_up` says so then)."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:

@@ -50,6 +50,8 @@ def test_the_scrape_is_prometheus_text_with_every_family(client) -> None:
         "diagnosis_feedback",
         "diagnosis_cases_created",
         "diagnosis_case_searches",
+        "diagnosis_database_up",
+        "diagnosis_cache_up",
         "diagnosis_queue_up",
         "diagnosis_queue_waiting_tasks",
         "diagnosis_queue_oldest_task_age_seconds",
@@ -196,10 +198,10 @@ def test_an_unreachable_broker_leaves_the_scrape_whole_and_says_the_queue_is_dow
 @pytest.fixture(autouse=True)
 def fresh_broker_log(monkeypatch):  # type: ignore[no-untyped-def]
     """Each test starts with no broker failure logged in this process."""
-    from config import failure_log, metrics
+    from config import failure_log, metrics_scrape
 
-    monkeypatch.setattr(metrics, "_broker_failures", failure_log.RepeatedFailures())
-    return metrics
+    monkeypatch.setattr(metrics_scrape, "_broker_failures", failure_log.RepeatedFailures())
+    return metrics_scrape
 
 
 def test_a_readable_broker_says_the_queue_is_up() -> None:

@@ -17,10 +17,10 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def fresh_broker_log(monkeypatch):  # type: ignore[no-untyped-def]
     """Each test starts with no broker failure logged in this process."""
-    from config import failure_log, metrics
+    from config import failure_log, metrics_scrape
 
-    monkeypatch.setattr(metrics, "_broker_failures", failure_log.RepeatedFailures())
-    return metrics
+    monkeypatch.setattr(metrics_scrape, "_broker_failures", failure_log.RepeatedFailures())
+    return metrics_scrape
 
 
 def enqueue_task(monkeypatch, *, minutes_ago: float = 0) -> int:  # type: ignore[no-untyped-def]
@@ -116,7 +116,7 @@ def broker_lines(caplog) -> list[str]:  # type: ignore[no-untyped-def]
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "config.metrics" and r.levelno >= logging.WARNING
+        if r.name == "config.metrics_scrape" and r.levelno >= logging.WARNING
     ]
 
 

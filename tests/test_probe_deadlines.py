@@ -17,7 +17,7 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from config import deadline, health, metrics
+from config import deadline, health, metrics_scrape
 from config.deadline import DeadlineMissed, within_deadline
 from evaluation.models import WorkerHeartbeat
 from tests.processes import child_database_url, child_env, start_gunicorn, stop_group, wait_for
@@ -63,7 +63,7 @@ def _wait_for_the_probe_thread() -> None:
 @pytest.fixture(autouse=True)
 def _fresh_probe_state(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(health, "_failing", frozenset())
-    monkeypatch.setattr(metrics, "_broker_failures", metrics.RepeatedFailures())
+    monkeypatch.setattr(metrics_scrape, "_broker_failures", metrics_scrape.RepeatedFailures())
 
 
 # --- The helper ----------------------------------------------------------------------
@@ -201,8 +201,8 @@ class HeldCollector(Collector):
 @pytest.fixture
 def held_scrape(monkeypatch, settings, hold: Hold) -> Callable[[], dict]:  # type: ignore[no-untyped-def]
     settings.PROBE_DB_DEADLINE_SECONDS = 1
-    monkeypatch.setattr(metrics, "SCRAPE_COLLECTORS", [*metrics.SCRAPE_COLLECTORS])
-    metrics.SCRAPE_COLLECTORS.append(HeldCollector(hold))
+    monkeypatch.setattr(metrics_scrape, "SCRAPE_COLLECTORS", [*metrics_scrape.SCRAPE_COLLECTORS])
+    metrics_scrape.SCRAPE_COLLECTORS.append(HeldCollector(hold))
     return scrape
 
 
