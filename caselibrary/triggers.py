@@ -12,6 +12,10 @@ keys are plain ones (Django keeps CASCADE and SET_NULL in Python), so a DELETE o
 that a search found or that was imported was refused. It is made from the models at the
 end of every `migrate` and taken down at its start: SQLite refuses to rebuild a table
 that a trigger names, and a new reference to cases is then covered too.
+
+Written in SQL because neither the ORM nor the schema editor has a trigger operation:
+there is no ORM way to weigh it against. Only names from the models' metadata, quoted by
+the connection, go into the statements; no value does.
 """
 
 from __future__ import annotations

@@ -29,7 +29,10 @@ _migrations_applied = False
 _PASSING = ("ok",)
 
 
-def _database() -> str:
+def database_check() -> str:
+    """ "ok" when the database answers a query; the driver's error when not. A round trip
+    with no table in it: the ORM has none (ensure_connection() opens a connection, and a
+    reused one is not asked anything), and a table's query would test the table too."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         cursor.fetchone()
@@ -49,7 +52,7 @@ def _migrations() -> str:
     return "ok"
 
 
-def _cache() -> str:
+def cache_check() -> str:
     # One GET: the shared cache (REDIS_URL) answers, or every API request would fail (the
     # API keys and rate limits live there). A per-process memory cache always answers.
     try:
@@ -72,7 +75,7 @@ def readiness(*, extra: Checks, informational: Checks | None = None) -> tuple[bo
     informational = informational or {}
     checks: dict[str, str] = {}
     found: dict[str, str] = {}  # written by the probe thread, read once it is done
-    cache_read = read_started(_cache, lane=CACHE)
+    cache_read = read_started(cache_check, lane=CACHE)
     try:
         within_deadline(lambda: _database_checks(found, {**extra, **informational}))
         checks.update(found)
@@ -91,7 +94,7 @@ def readiness(*, extra: Checks, informational: Checks | None = None) -> tuple[bo
 
 
 def _database_checks(found: dict[str, str], checks: Checks) -> None:
-    found["database"] = _database()
+    found["database"] = database_check()
     found["migrations"] = _migrations()
     for name, check in checks.items():
         found[name] = check()

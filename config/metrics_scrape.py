@@ -12,8 +12,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from django.core.cache import cache
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 from django.db.models import Count, Q
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
@@ -21,6 +20,7 @@ from prometheus_client.registry import Collector
 
 from config.deadline import CACHE, DeadlineMissed, Read, read_started, within_deadline
 from config.failure_log import RepeatedFailures
+from config.health import cache_check, database_check
 
 logger = logging.getLogger(__name__)
 
@@ -199,25 +199,18 @@ def _up(name: str, up: bool) -> GaugeMetricFamily:
 
 
 def _database_answers() -> bool:
-    # A failure is answered here, not raised: the collectors after it still run (the Redis
-    # broker does not need the database), each leaving out what it cannot read.
+    # /readyz's check. A failure is answered here, not raised: the collectors after it
+    # still run (the Redis broker does not need the database), each leaving out what it
+    # cannot read.
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+        database_check()
     except DatabaseError:
         return False
     return True
 
 
 def _cache_answers() -> bool:
-    # One GET, as /readyz's: the shared cache (REDIS_URL) answers, or every API request
-    # fails. A per-process memory cache always answers.
-    try:
-        cache.get("metrics-probe")
-    except Exception:  # whatever the cache's client raises: it cannot be used
-        return False
-    return True
+    return cache_check() == "ok"  # /readyz's check: one GET
 
 
 def _answered(read: Read[bool]) -> bool:

@@ -176,7 +176,7 @@ def test_an_unreachable_database_makes_readyz_not_ready_and_says_so(client, monk
     def unreachable() -> str:
         raise DatabaseError("server has gone away")
 
-    monkeypatch.setattr(health, "_database", unreachable)
+    monkeypatch.setattr(health, "database_check", unreachable)
 
     response = client.get("/readyz")
 
