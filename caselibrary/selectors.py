@@ -37,11 +37,16 @@ class CaseNotFound(NotFound):
         super().__init__(f'案例 "{case_id}" 不存在')
 
 
-def _cases_with_merge() -> QuerySet[CaseLibrary]:
-    """The cases, each with `merged_into`: the id of the case it was merged into (in the
-    admin, or by an import), None for a case not merged."""
+def case_merged_into() -> Subquery:
+    """To annotate cases with: the id of the case each was merged into (in the admin, or
+    by an import), None for a case not merged. One read by the case_merge primary key."""
     merge = CaseMerge.objects.filter(case_id=OuterRef("case_id")).values("merged_into")
-    return CaseLibrary.objects.annotate(merged_into=Subquery(merge[:1]))
+    return Subquery(merge[:1])
+
+
+def _cases_with_merge() -> QuerySet[CaseLibrary]:
+    """The cases, each with `merged_into` (case_merged_into)."""
+    return CaseLibrary.objects.annotate(merged_into=case_merged_into())
 
 
 def case_list() -> QuerySet[CaseLibrary]:

@@ -20,14 +20,17 @@ for them a second time.
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import PAGE_VAR
-from django.core.paginator import Page, Paginator
+from django.core.paginator import InvalidPage, Page, Paginator
 from django.db import DatabaseError, connections
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.formats import number_format
 from django.utils.functional import cached_property
 from django.utils.translation import gettext as _
+
+from config.admin_filter_values import check_filter_values
 
 COUNT_CAP = 1_000
 COUNT_PAGES_AHEAD = 10
@@ -174,8 +177,10 @@ def page_number_of(request: HttpRequest) -> int:
 
 
 class EstimatedCountAdminMixin:
-    """For a ModelAdmin: its changelist pages through an EstimatedCountPaginator, and
-    offers no facet counts (each filter choice counted over the whole table)."""
+    """For a ModelAdmin: its changelist pages through an EstimatedCountPaginator, offers
+    no facet counts (each filter choice counted over the whole table), offers "Show all"
+    only where it works, and refuses a value its own filters do not offer, as Django
+    refuses a bad lookup (config/admin_filter_values.py)."""
 
     paginator = EstimatedCountPaginator
     show_full_result_count = False
@@ -199,6 +204,9 @@ class EstimatedCountAdminMixin:
 
     def get_changelist_instance(self, request: HttpRequest) -> Any:
         changelist = super().get_changelist_instance(request)  # type: ignore[misc]
+        # Checked once the filters have read their choices for this request (a bad value
+        # is rare: its count is spent, rather than reading every filter's choices twice).
+        check_filter_values(changelist, request)
         keys = changelist.paginator.matching_keys
         if keys is not None and not changelist.multi_page:
             # Counted, and every match fits on this page (an unsliced queryset): its rows
@@ -208,6 +216,7 @@ class EstimatedCountAdminMixin:
             # holds, 191,000 sessions: 0.6 -> 0.3 s).
             # The filter stays, so a row changed since the count is checked again.
             changelist.result_list = changelist.result_list.filter(pk__in=keys)
+        _show_all_only_where_it_works(changelist)
         return changelist
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
@@ -220,6 +229,29 @@ class EstimatedCountAdminMixin:
             # that is wrong. The actions' messages say how many they changed.
             context["selection_note_all"] = selection_note_all(changelist)
         return response
+
+
+def _show_all_only_where_it_works(changelist: Any) -> None:
+    """The two "Show all" links, offered only where they show something else.
+
+    The pagination's lists every row on one page, which Django offers when the count is
+    at most `list_max_show_all`: a count that stopped at its cap, was given up or is an
+    estimate does not say the rows are that few, so it is not offered (and `?all` from an
+    old link shows the page). The search bar's goes to the list without search and
+    filters (Django's "N results (Show all)" when the full count is not shown): on a list
+    with neither, that is the page itself, so the bar does not offer it, as Django's does
+    not when it shows the full count and that count is the list's.
+    """
+    paginator = changelist.paginator
+    if changelist.can_show_all and not paginator.count_is_exact:
+        changelist.can_show_all = False
+        if changelist.show_all and changelist.multi_page:
+            try:
+                changelist.result_list = paginator.page(changelist.page_num).object_list
+            except InvalidPage:
+                raise IncorrectLookupParameters from None
+    if not changelist.query and not changelist.get_filters_params():
+        changelist.full_result_count = changelist.result_count
 
 
 def selection_note_all(changelist: Any) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from django.db.models import F, QuerySet
 
 from caselibrary.models import CaseLibrary
+from caselibrary.selectors import case_merged_into
 from diagnosis.selectors import EVIDENCE_SCORE
 from feedback.models import BadCase
 from feedback.selectors import REVIEW_STATE
@@ -45,6 +46,7 @@ def _case_rows(queryset: QuerySet) -> QuerySet:
         sessions_useful=F("reuse__sessions_useful"),
         sessions_not_useful=F("reuse__sessions_not_useful"),
         stale=F("reuse__stale"),
+        merged_into=case_merged_into(),
     )
 
 
@@ -78,6 +80,8 @@ CASES = Export(
         "sessions_useful",
         "sessions_not_useful",
         "stale",
+        # The kept case's id for a case merged into it (found through it); empty otherwise.
+        "merged_into",
     ),
     key="case_id",
     rows=_case_rows,

@@ -10,16 +10,12 @@ from django.core.exceptions import ValidationError
 from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
-from django.utils.formats import date_format
-from django.utils.html import format_html, format_html_join
-from django.utils.http import urlencode
-from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import capfirst
-from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
 from caselibrary import structuring
+from caselibrary.admin.columns import CaseColumnsMixin
 from caselibrary.admin.duplicates import NearDuplicatesMixin
 from caselibrary.admin.filters import (
     FaultCategoryFilter,
@@ -36,8 +32,12 @@ from caselibrary.admin.forms import (
     CaseForm,
 )
 from caselibrary.admin.imports import CaseImportMixin
-from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary, CaseReuse, SourceType
-from caselibrary.selectors import case_draft_from_session, fault_category_taxonomy
+from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary
+from caselibrary.selectors import (
+    case_draft_from_session,
+    case_merged_into,
+    fault_category_taxonomy,
+)
 from caselibrary.services.cases import (
     EDITABLE_FIELDS,
     case_create_manual,
@@ -50,17 +50,18 @@ from config.admin_history import log_entries
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin import session_change_url
 from diagnosis.exceptions import SessionNotFound
-from diagnosis.models import Feedback
 from diagnosis.selectors import session_get
 
 BULK_BATCH = 1000
-# The source in a word, for the narrow list column (the filter has the long labels).
-SOURCE_SHORT = {SourceType.AUTO: _("auto"), SourceType.MANUAL: _("manual")}
 
 
 @admin.register(CaseLibrary)
 class CaseLibraryAdmin(
-    NearDuplicatesMixin, CaseImportMixin, EstimatedCountAdminMixin, admin.ModelAdmin
+    NearDuplicatesMixin,
+    CaseImportMixin,
+    CaseColumnsMixin,
+    EstimatedCountAdminMixin,
+    admin.ModelAdmin,
 ):
     form = CaseForm
     action_form = CaseActionForm
@@ -91,11 +92,13 @@ class CaseLibraryAdmin(
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The session's primary key (for the link) and its feedback ride along on one
         # LEFT JOIN over the unique session_id, instead of a query per row.
-        # Its reuse figures come the same way, over the case_reuse primary key.
+        # Its reuse figures come the same way, over the case_reuse primary key, and the
+        # case it was merged into by the case_merge primary key.
         return (
             super()
             .get_queryset(request)
             .annotate(
+                merged_into=case_merged_into(),
                 session_pk=F("diagnosis__id"),
                 session_feedback=F("diagnosis__feedback"),
                 l0_hits=F("reuse__l0_hits"),
@@ -277,79 +280,6 @@ class CaseLibraryAdmin(
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         cases_delete(case_ids=list(queryset.values_list("pk", flat=True)))
 
-    @admin.display(description=_("source session"), ordering="diagnosis_id")
-    def session_column(self, obj: CaseLibrary) -> SafeString | str:
-        if not obj.diagnosis_id:
-            return "-"
-        if getattr(obj, "session_pk", None) is None:
-            return obj.diagnosis_id  # the session is gone; the case outlives it
-        link = format_html(
-            '<a href="{}">{}</a>', session_change_url(obj.session_pk), obj.diagnosis_id
-        )
-        if obj.session_feedback == Feedback.NOT_USEFUL:
-            return format_html(
-                '{} <span class="feedback-not_useful">{}</span>', link, _("now not useful")
-            )
-        return link
-
-    @admin.display(description=_("source and last change"), ordering="-updated_at")
-    def source_column(self, obj: CaseLibrary) -> SafeString:
-        # Three short lines in one narrow column: where the case came from (its session,
-        # cut to the column with the whole id in its title), and who changed it last.
-        return format_html(
-            '{} <span class="case-session" title="{}">{}</span><br>'
-            '<span class="quiet"><span class="case-who" title="{}">{}</span>, {}</span>',
-            SOURCE_SHORT.get(obj.source_type, obj.source_type),
-            obj.diagnosis_id or "",
-            self.session_column(obj),
-            obj.updated_by,
-            obj.updated_by,
-            date_format(localtime(obj.updated_at), "SHORT_DATE_FORMAT"),
-        )
-
-    @admin.display(description=_("reuse"), ordering="reuse__l0_hits")
-    def reuse_column(self, obj: CaseLibrary) -> SafeString:
-        hits = (_reuse(obj, "l0_hits") or 0) + (_reuse(obj, "l1_hits") or 0)
-        lines = [
-            format_html(ngettext("{} hit", "{} hits", hits), self.hits_column(obj)),
-            self.useful_rate_column(obj),
-        ]
-        last = _reuse(obj, "last_hit_at")
-        if last:
-            lines.append(
-                format_html(
-                    '<span class="quiet" title="{}">{}</span>',
-                    _("last hit"),
-                    date_format(localtime(last), "SHORT_DATE_FORMAT"),
-                )
-            )
-        return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines))
-
-    @admin.display(description=_("hits"), ordering="reuse__l0_hits")
-    def hits_column(self, obj: CaseLibrary) -> SafeString | str:
-        l0, l1 = _reuse(obj, "l0_hits") or 0, _reuse(obj, "l1_hits") or 0
-        if not l0 + l1:
-            return "0"
-        sessions = reverse("admin:diagnosis_diagnosissession_changelist")  # that found it
-        link = f"{sessions}?{urlencode({'found_case': obj.pk})}"
-        return format_html('<a href="{}" title="L0 {} · L1 {}">{}</a>', link, l0, l1, l0 + l1)
-
-    @admin.display(description=_("useful rate of the sessions that found it"))
-    def useful_rate_column(self, obj: CaseLibrary) -> SafeString | str:
-        useful = _reuse(obj, "sessions_useful") or 0
-        rated = useful + (_reuse(obj, "sessions_not_useful") or 0)
-        if not rated:
-            return "–"
-        text = f"{useful / rated:.0%} ({useful}/{rated})"
-        if _reuse(obj, "stale"):
-            return format_html('{} <span class="feedback-not_useful">{}</span>', text, _("stale"))
-        return text
-
-    @admin.display(description=_("last hit"), ordering="reuse__last_hit_at")
-    def last_hit_column(self, obj: CaseLibrary) -> str:
-        last = _reuse(obj, "last_hit_at")
-        return date_format(localtime(last), "SHORT_DATETIME_FORMAT") if last else "–"
-
     @admin.action(description=_("Set the category of the selected cases"), permissions=["change"])
     def set_category(self, request: HttpRequest, queryset: QuerySet) -> None:
         code = request.POST.get("fault_category", "")
@@ -388,13 +318,3 @@ class CaseLibraryAdmin(
             % {"count": changed, "category": code},
             messages.SUCCESS,
         )
-
-
-def _reuse(obj: CaseLibrary, name: str) -> Any:
-    """A reuse figure: annotated on the list, read from the reuse row on the detail page."""
-    if hasattr(obj, name):
-        return getattr(obj, name)
-    try:
-        return getattr(obj.reuse, name)
-    except CaseReuse.DoesNotExist:
-        return None
