@@ -14,10 +14,14 @@ _ERROR_DESCRIPTIONS = {
     401: "Missing, unknown, expired or revoked API key.",
     403: "The API key's scope does not allow this operation.",
     404: "Not found.",
-    405: "Method not allowed.",
+    405: "Method not allowed: `Allow` lists the methods this path takes.",
     409: "Conflicts with the current state. Nothing was written.",
     413: "Request body larger than the configured limit.",
-    415: "Body is not application/json.",
+    415: (
+        "The body is not uncompressed JSON: its `Content-Type` is not application/json "
+        "(code `unsupported_media_type`), or it has a `Content-Encoding` "
+        "(`unsupported_content_encoding`). Nothing was written."
+    ),
     429: "Too many requests for this API key.",
     503: (
         "The database or the cache (Redis) cannot be reached: the request can be sent again "
@@ -30,6 +34,13 @@ _RETRY_AFTER = {
         "description": "Seconds to wait before sending the request again.",
         "required": True,
         "schema": {"type": "integer", "minimum": 1},
+    }
+}
+_ALLOW = {
+    "Allow": {
+        "description": "The methods this path takes.",
+        "required": True,
+        "schema": {"type": "string"},
     }
 }
 _OPERATIONS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -116,6 +127,11 @@ def responses_every_operation_can_give(
       request reads the cache for its API key).
     - 401, 403 and 429 on an operation whose view authenticates, checks permissions or
       throttles, when its `extend_schema` did not document them already.
+    - 405 on every /api/ POST operation: its path answers a method it does not take
+      (PUT, DELETE, ...), with the `Allow` header on every 405.
+    - 415 on every /api/ operation with a request body: the JSON parser refuses a body
+      of another Content-Type, or a compressed one (config/parsers.py). An operation
+      without a body never reads one, and never answers 415.
     - The `Retry-After` header on every 429 and 503.
 
     An added response has the body of the operation's other errors: the middleware and
@@ -130,19 +146,25 @@ def responses_every_operation_can_give(
                 continue
             responses = operation.setdefault("responses", {})
             content = _error_content(responses)
-            for code in _errors_of(path, views.get((path, method))):
+            for code in _errors_of(path, method, operation, views.get((path, method))):
                 responses.setdefault(
                     str(code),
                     {"description": _ERROR_DESCRIPTIONS[code], "content": copy.deepcopy(content)},
                 )
-            for code in ("429", "503"):
+            for code, header in (("405", _ALLOW), ("429", _RETRY_AFTER), ("503", _RETRY_AFTER)):
                 if code in responses:
-                    responses[code].setdefault("headers", {}).update(copy.deepcopy(_RETRY_AFTER))
+                    responses[code].setdefault("headers", {}).update(copy.deepcopy(header))
     return result
 
 
-def _errors_of(path: str, view: Any) -> list[int]:
-    codes = [503] if path.startswith("/api/") else []
+def _errors_of(path: str, method: str, operation: dict, view: Any) -> list[int]:
+    codes = []
+    if path.startswith("/api/"):
+        codes.append(503)
+        if method == "post":
+            codes.append(405)
+        if "requestBody" in operation:
+            codes.append(415)
     if view is not None:
         if getattr(view, "authentication_classes", None):
             codes.append(401)

@@ -7,8 +7,9 @@ messages in the active language (English in the API's views and in the services)
 check returns the problems it finds (none for a good value) and costs a few dict and set
 lookups: batches are checked row by row.
 
-The API trims the whitespace around text before checking it; the services check and
-store a value as it is given.
+Text marked `trimmed` is checked and stored without the whitespace around it, whichever
+way it comes in: the API's fields and the services both cut it with
+diagnosis.services.stored_text.
 """
 
 from collections.abc import Callable, Iterable, Mapping
@@ -161,7 +162,7 @@ class Fact(NamedTuple):
     nullable: bool
     default: object  # when absent
     check: Callable[[Any], Problems]  # of a value that is present and not null
-    trimmed: bool = False  # text whose surrounding whitespace the API drops
+    trimmed: bool = False  # stored without the whitespace around it (services.stored_text)
 
 
 # By ToolInvocation's (and the services') name, in the order the API lists problems.

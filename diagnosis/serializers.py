@@ -41,7 +41,7 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
-from diagnosis.services import InvocationFacts
+from diagnosis.services import InvocationFacts, stored_text
 
 MAX_INVOCATIONS_PER_BATCH = 500
 
@@ -63,12 +63,24 @@ class StrictSessionIdField(serializers.RegexField):
         return data
 
 
+class StoredTextField(StrictCharField):
+    """Text the service stores trimmed (diagnosis.services.stored_text): checked as it
+    will be stored, so that the rules (blank, length) see what the service keeps."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        # Trimmed by stored_text() below, the service's rule, not by DRF's own.
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        return super().run_validation(stored_text(data))
+
+
 class SessionStartInput(StrictInputSerializer):
     sessionId = StrictSessionIdField(
         required=False, help_text=f"Generated (a UUID) when absent. {SESSION_ID_HELP}."
     )
-    query = StrictCharField(help_text="The operator's question.")
-    userId = StrictCharField(max_length=USER_ID_MAX_LENGTH, required=False, allow_null=True)
+    query = StoredTextField(help_text="The operator's question.")
+    userId = StoredTextField(max_length=USER_ID_MAX_LENGTH, required=False, allow_null=True)
 
 
 # --- The tool-invocation validator --------------------------------------------------
@@ -106,8 +118,8 @@ def tool_invocation_checked(data: Any) -> InvocationFacts:
                 if not fact.nullable:
                     errors[name] = [str(NULL)]
             else:
-                if fact.trimmed and isinstance(value, str):
-                    value = value.strip()
+                if fact.trimmed:
+                    value = stored_text(value)
                 problems = fact.check(value)
                 if problems:
                     errors[name] = problems
@@ -152,13 +164,13 @@ class ToolInvocationInput(StrictInputSerializer):
     """One tool invocation. The fields describe it (the OpenAPI schema is made from them);
     tool_invocation_checked() validates it, for this serializer and for the API alike."""
 
-    invocationId = StrictCharField(
+    invocationId = StoredTextField(
         max_length=INVOCATION_ID_MAX_LENGTH,
         required=False,
         allow_null=True,
         help_text="Idempotency key, unique per session: a retried call is stored once.",
     )
-    toolName = StrictCharField(max_length=TOOL_NAME_MAX_LENGTH)
+    toolName = StoredTextField(max_length=TOOL_NAME_MAX_LENGTH)
     kind = StrictChoiceField(ToolKind.choices, required=False, default=ToolKind.RETRIEVAL)
     status = StrictChoiceField(InvocationStatus.choices)
     matchLevel = StrictChoiceField(
@@ -168,8 +180,8 @@ class ToolInvocationInput(StrictInputSerializer):
         help_text="Successful retrieval calls only: L0 exact, L1 semantic, NONE.",
     )
     hitCount = StrictIntegerField(min_value=0, max_value=INT_MAX, required=False, default=0)
-    query = StrictCharField(required=False, allow_null=True, allow_blank=True)
-    errorMessage = StrictCharField(required=False, allow_null=True, allow_blank=True)
+    query = StoredTextField(required=False, allow_null=True, allow_blank=True)
+    errorMessage = StoredTextField(required=False, allow_null=True, allow_blank=True)
     durationMs = StrictIntegerField(min_value=0, max_value=INT_MAX, required=False, allow_null=True)
 
     def to_internal_value(self, data: Any) -> InvocationFacts:
@@ -351,5 +363,8 @@ class RecordedInvocationsOutput(serializers.Serializer):
     received = serializers.IntegerField(help_text="Invocations in the request.")
     created = serializers.IntegerField(help_text="Newly stored.")
     duplicates = serializers.IntegerField(
-        help_text="Skipped: their invocationId was already stored (a retry)."
+        help_text=(
+            "Skipped: their invocationId was already stored with the same facts (a retry). "
+            "One sent again with other facts is refused: 409 invocation_conflict."
+        )
     )

@@ -6,13 +6,17 @@ these functions refuse, before anything is written, with the API's own Validatio
 and its words for each problem, keyed by the argument's name (`session_id`, `query`,
 `user_id`, `status`, `answer`), and for a fact by `invocations`, its index in the batch
 and its name (`match_level`). A view reaching them with bad values still answers 400.
-Text is checked and stored as given: the API trims the whitespace around it first.
+
+Text is stored as every way in stores it: a query, a userId and an invocation's
+invocationId, tool name, query and error message without the whitespace around them
+(stored_text(), which the API's fields for them apply too, so that they check the value
+that is stored); an answer as given (Markdown may open with an indent).
 """
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeVar
 from uuid import uuid4
 
 from django.db import IntegrityError, transaction
@@ -20,6 +24,7 @@ from django.utils import timezone, translation
 from rest_framework.exceptions import ValidationError
 
 from config import metrics
+from config.api import Conflict
 from config.queue import enqueue_on_commit
 from diagnosis.exceptions import (
     CompletionConflict,
@@ -28,6 +33,7 @@ from diagnosis.exceptions import (
     SessionNotFound,
 )
 from diagnosis.facts_rules import (
+    INVOCATION_FACTS,
     completion_problems,
     invocations_problems,
     session_start_problems,
@@ -39,6 +45,43 @@ logger = logging.getLogger(__name__)
 # Scoring lives in a higher app: it is reached by the task's dotted name only.
 SCORING_TASK = "evaluation.tasks.session_score"
 SCORING_GROUP = "scoring"
+
+T = TypeVar("T")
+
+# The facts of a tool call an invocationId names: a retry repeats them all.
+INVOCATION_CONTENT = (
+    "tool_name",
+    "kind",
+    "status",
+    "match_level",
+    "hit_count",
+    "query",
+    "error_message",
+    "duration_ms",
+)
+_TRIMMED_FACTS = tuple(field for field, fact in INVOCATION_FACTS.items() if fact.trimmed)
+
+
+def stored_text(value: T) -> T:
+    """A text as it is stored: without the whitespace around it. Anything that is not a
+    string is left as it is, for the checks to name."""
+    return value.strip() if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+class InvocationConflict(Conflict):
+    """An invocationId sent again with other facts: a retry repeats its call, so this is
+    another call under a key already taken (or a bug in the agent), never a duplicate."""
+
+    code = "invocation_conflict"
+
+    def __init__(self, invocation_id: str, fields: Iterable[str]) -> None:
+        self.invocation_id = invocation_id
+        names = "、".join(INVOCATION_FACTS[field].name for field in fields)
+        super().__init__(
+            f'invocationId "{invocation_id}" 已用于另一次工具调用（{names} 不同）：'
+            "重试须发送与首次完全相同的内容，另一次调用请用新的 invocationId；"
+            "本批未记录任何调用"
+        )
 
 
 class InvocationFacts(TypedDict):
@@ -69,6 +112,7 @@ def session_start(
     *, query: str, session_id: str | None = None, user_id: str | None = None
 ) -> DiagnosisSession:
     """Open a RUNNING session; a sessionId is generated when the agent has none."""
+    query, user_id = stored_text(query), stored_text(user_id)
     _check(session_start_problems, session_id=session_id, query=query, user_id=user_id)
     session = DiagnosisSession(
         session_id=session_id if session_id is not None else str(uuid4()),
@@ -93,11 +137,13 @@ def invocations_record(
 ) -> RecordedInvocations:
     """Store tool-invocation facts, all or nothing.
 
-    An `invocation_id` already stored for the session (a retry) is skipped, as is a
-    repeat within the batch; the session row lock makes concurrent batches for one
-    session take turns, so overlapping retries store each fact once.
+    An `invocation_id` already stored for the session with the same facts (a retry) is
+    skipped, as is such a repeat within the batch; one repeated with other facts is an
+    InvocationConflict, and nothing of the batch is stored. The session row lock makes
+    concurrent batches for one session take turns, so overlapping retries store each
+    fact once.
     """
-    invocations = list(invocations)
+    invocations = [_stored_facts(facts) for facts in invocations]
     _check(invocations_problems, session_id=session_id, invocations=invocations)
     rows = [ToolInvocation(session_id=session_id, **facts) for facts in invocations]
     with transaction.atomic():
@@ -105,21 +151,23 @@ def invocations_record(
         if session.status != SessionStatus.RUNNING:
             raise SessionFinished(session)
         keys = {row.invocation_id for row in rows if row.invocation_id is not None}
-        seen = (
-            set(
-                ToolInvocation.objects.filter(
-                    session_id=session_id, invocation_id__in=keys
-                ).values_list("invocation_id", flat=True)
-            )
-            if keys
-            else set()
-        )
+        seen: dict[str, dict[str, Any]] = {}
+        if keys:
+            stored = ToolInvocation.objects.filter(session_id=session_id, invocation_id__in=keys)
+            for key, *content in stored.values_list("invocation_id", *INVOCATION_CONTENT):
+                seen[key] = dict(zip(INVOCATION_CONTENT, content, strict=True))
         new_rows = []
         for row in rows:
-            if row.invocation_id is not None:
-                if row.invocation_id in seen:
-                    continue
-                seen.add(row.invocation_id)
+            key = row.invocation_id
+            if key is not None:
+                content = {field: getattr(row, field) for field in INVOCATION_CONTENT}
+                earlier = seen.get(key)
+                if earlier is not None:
+                    differing = [f for f in INVOCATION_CONTENT if earlier[f] != content[f]]
+                    if differing:
+                        raise InvocationConflict(key, differing)
+                    continue  # a retry
+                seen[key] = content
             new_rows.append(row)
         ToolInvocation.objects.bulk_create(new_rows)
     logger.info(
@@ -154,6 +202,15 @@ def session_complete(
     metrics.session_completed(status)
     logger.info("session completed", extra={"session_id": session_id, "status": status})
     return session, True
+
+
+def _stored_facts(facts: T) -> T:
+    """One invocation's facts with their text as stored (a caller's mapping is not
+    changed); anything but a mapping is left for the checks to name."""
+    if not isinstance(facts, Mapping):
+        return facts
+    trimmed = {field: stored_text(facts[field]) for field in _TRIMMED_FACTS if field in facts}
+    return {**facts, **trimmed}  # type: ignore[return-value]
 
 
 def _check(problems_of: Callable[..., dict], **arguments: Any) -> None:

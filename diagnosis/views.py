@@ -12,7 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import NewestFirstCursorPagination, validated
+from config.api import ErrorSerializer, NewestFirstCursorPagination, validated
 from config.logging import tag_request
 from config.openapi import error_responses
 from diagnosis import selectors, services
@@ -82,7 +82,7 @@ class SessionViewSet(ApiViewSet):
     @extend_schema(
         summary="Start a session",
         request=SessionStartInput,
-        responses={201: SessionOutput, **error_responses(400, 401, 403, 409, 413, 415)},
+        responses={201: SessionOutput, **error_responses(400, 401, 403, 409, 413)},
     )
     def create(self, request: Request) -> Response:
         data = validated(SessionStartInput, request.data)
@@ -151,7 +151,16 @@ class SessionViewSet(ApiViewSet):
             200: OpenApiResponse(
                 RecordedInvocationsOutput, description="Nothing new: every invocationId was stored."
             ),
-            **error_responses(400, 401, 403, 404, 409, 413, 415),
+            **error_responses(400, 401, 403, 404, 413),
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description=(
+                    "The session is finished (`conflict`), or an invocationId was sent again "
+                    "with other facts than it was first stored (or sent in the batch) with "
+                    "(`invocation_conflict`; the message names it). Nothing of the batch was "
+                    "written."
+                ),
+            ),
         },
     )
     @action(detail=True, methods=["post"], url_path="tool-invocations")
@@ -182,7 +191,7 @@ class SessionViewSet(ApiViewSet):
                     "the page that shows the answer send the reader's feedback."
                 ),
             ),
-            **error_responses(400, 401, 403, 404, 409, 413, 415),
+            **error_responses(400, 401, 403, 404, 409, 413),
         },
     )
     @action(detail=True, methods=["post"])

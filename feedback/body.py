@@ -11,6 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import ProhibitNullCharactersValidator
+from django.utils import translation
+
 from diagnosis.facts_rules import SESSION_ID_HELP
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
@@ -43,6 +47,10 @@ FREE_TEXT_LIMITS = {"comment": COMMENT_MAX_LENGTH, "correction": CORRECTION_MAX_
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _NOT_WORDS = re.compile(rf"[\s{INVISIBLE}]*")
 _NO_INVISIBLE = str.maketrans("", "", INVISIBLE)
+# The validator (and its words) every text field of the ingest API refuses a NUL with.
+_NO_NUL = ProhibitNullCharactersValidator()
+# The contract's messages are Chinese, whatever language the request is served in.
+CONTRACT_LANGUAGE = "zh-hans"
 
 
 class InvalidFeedbackBody(ValueError):
@@ -110,8 +118,9 @@ def _reason(value: Any) -> str:
 
 def _free_text(data: dict, name: str) -> str:
     """A reader's own words: a string (null, "" or nothing but blanks and invisible
-    characters for none), kept as typed but for NUL characters, which the database cannot
-    store, and invisible characters at its ends."""
+    characters for none), kept as typed but for invisible characters at its ends. A NUL
+    character, which the database cannot store, is refused as the ingest API refuses
+    one: not dropped unseen."""
     value = data.get(name)
     if value is None:
         return ""
@@ -121,7 +130,11 @@ def _free_text(data: dict, name: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: "\ud800" is valid JSON, no text
         raise InvalidFeedbackBody(f"{name} 含有无效的 Unicode 字符（不成对的代理项）") from None
-    value = value.replace("\x00", "")
+    try:
+        _NO_NUL(value)
+    except ValidationError as problem:
+        with translation.override(CONTRACT_LANGUAGE):
+            raise InvalidFeedbackBody(f"{name} {problem.message}") from None
     limit = FREE_TEXT_LIMITS[name]
     if len(value) > limit:
         raise InvalidFeedbackBody(f"{name} 不能超过 {limit} 个字符")

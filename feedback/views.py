@@ -38,7 +38,9 @@ MESSAGES = {
     "payload_too_large": "请求体过大",
     "service_unavailable": "服务暂不可用，请稍后重试",
 }
-# The contract has no 415: a body that is not declared as JSON is not a JSON object.
+# The contract's 400 for a body that is not a JSON object takes in one that is not
+# declared as JSON. A compressed body (`unsupported_content_encoding`) stays 415, as on
+# every /api/ endpoint: it may well hold a JSON object, sent in a form no endpoint reads.
 _STATUS_OVERRIDES = {"unsupported_media_type": status.HTTP_400_BAD_REQUEST}
 
 
@@ -94,8 +96,17 @@ class FeedbackViewSet(ApiViewSet):
         request={"application/json": FEEDBACK_BODY_SCHEMA},
         responses={
             200: OpenApiResponse(FeedbackResponse, description="反馈已记录"),
-            # 503 (and Retry-After) as on every operation: config.openapi's hook.
-            **error_responses(400, 401, 403, 404, 405, 409, 413, 429, serializer=FeedbackResponse),
+            # 405 (with Allow) and 503 (with Retry-After) as on every POST operation:
+            # config.openapi's hook, in this endpoint's shape.
+            **error_responses(400, 401, 403, 404, 409, 413, 429, serializer=FeedbackResponse),
+            415: OpenApiResponse(
+                FeedbackResponse,
+                description=(
+                    "A compressed body (`Content-Encoding`): send it uncompressed. (A body "
+                    "whose Content-Type is not application/json is 400, as the contract has "
+                    "it.) Nothing was written."
+                ),
+            ),
         },
     )
     def create(self, request: Request) -> Response:

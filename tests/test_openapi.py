@@ -17,7 +17,7 @@ from tests.test_outages import UNREACHABLE_CACHE
 pytestmark = pytest.mark.django_db
 
 OPERATIONS = {
-    ("/api/sessions", "post"): {"201", "400", "401", "403", "409", "413", "415", "503"},
+    ("/api/sessions", "post"): {"201", "400", "401", "403", "405", "409", "413", "415", "503"},
     ("/api/sessions", "get"): {"200", "400", "401", "403", "503"},
     ("/api/sessions/{sessionId}", "get"): {"200", "400", "401", "403", "404", "503"},
     ("/api/sessions/{sessionId}/tool-invocations", "post"): {
@@ -27,6 +27,7 @@ OPERATIONS = {
         "401",
         "403",
         "404",
+        "405",
         "409",
         "413",
         "415",
@@ -38,6 +39,7 @@ OPERATIONS = {
         "401",
         "403",
         "404",
+        "405",
         "413",
         "503",
     },
@@ -47,16 +49,40 @@ OPERATIONS = {
         "401",
         "403",
         "404",
+        "405",
         "409",
         "413",
         "415",
         "503",
     },
     ("/api/cases", "get"): {"200", "400", "401", "403", "503"},
-    ("/api/cases", "post"): {"201", "400", "401", "403", "404", "409", "413", "415", "503"},
+    ("/api/cases", "post"): {"201", "400", "401", "403", "404", "405", "409", "413", "415", "503"},
     ("/api/cases/{caseId}", "get"): {"200", "401", "403", "404", "503"},
-    ("/api/cases/search", "post"): {"200", "400", "401", "403", "404", "409", "413", "415", "503"},
-    ("/api/feedback", "post"): {"200", "400", "401", "403", "404", "409", "413", "429", "503"},
+    ("/api/cases/search", "post"): {
+        "200",
+        "400",
+        "401",
+        "403",
+        "404",
+        "405",
+        "409",
+        "413",
+        "415",
+        "503",
+    },
+    ("/api/feedback", "post"): {
+        "200",
+        "400",
+        "401",
+        "403",
+        "404",
+        "405",
+        "409",
+        "413",
+        "415",
+        "429",
+        "503",
+    },
 }
 
 
@@ -234,3 +260,43 @@ def test_feedback_refused_by_its_rate_limit_matches_the_429_it_documents(
 
     assert (first.status_code, second.status_code) == (200, 429)
     assert_served_as_documented(schema, "/api/feedback", "post", second)
+
+
+def _url(path: str) -> str:
+    return path.replace("{sessionId}", "s-1").replace("{caseId}", str(uuid.uuid4()))
+
+
+POSTS = sorted(path for path, method in OPERATIONS if method == "post")
+
+
+@pytest.mark.parametrize("path", POSTS)
+def test_every_post_endpoint_answers_a_method_it_does_not_take_with_the_405_it_documents(
+    schema, api, path
+) -> None:
+    DiagnosisSessionFactory(session_id="s-1")
+
+    response = api.put(_url(path), {}, format="json")
+
+    assert response.status_code == 405
+    assert "POST" in response["Allow"]
+    assert schema["paths"][path]["post"]["responses"]["405"]["headers"]["Allow"]["required"]
+    assert_served_as_documented(schema, path, "post", response)
+
+
+@pytest.mark.parametrize("path", POSTS)
+def test_every_post_endpoint_that_reads_a_body_documents_the_415_it_answers(
+    schema, api, path
+) -> None:
+    DiagnosisSessionFactory(session_id="s-1")
+    documented = schema["paths"][path]["post"]["responses"]
+
+    compressed = api.post(
+        _url(path), b"\x1f\x8b", content_type="application/json", HTTP_CONTENT_ENCODING="gzip"
+    )
+    not_json = api.post(_url(path), "query=x", content_type="text/plain")
+
+    answered = {compressed.status_code, not_json.status_code}
+    assert (415 in answered) == ("415" in documented), answered
+    for response in (compressed, not_json):
+        if response.status_code == 415:
+            assert_served_as_documented(schema, path, "post", response)

@@ -242,12 +242,7 @@ def test_feedback_in_process_refuses_the_words_the_endpoint_refuses(api, field, 
     assert not FeedbackEntry.objects.exists()
 
 
-def test_feedback_in_process_drops_nul_characters_as_the_endpoint_does() -> None:
-    DiagnosisSessionFactory(session_id="fb-nul", succeeded=True)
-
-    feedback_submit(session_id="fb-nul", feedback="not_useful", correction="x\x00y")
-
-    assert FeedbackEntry.objects.get().correction == "xy"
+# A NUL in the reader's words, refused in process as over REST: test_api_feedback_nul.py.
 
 
 def test_a_valid_in_process_session_scores_as_the_same_session_over_rest(
