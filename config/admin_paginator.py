@@ -34,6 +34,11 @@ from config.admin_filter_values import check_filter_values
 
 COUNT_CAP = 1_000
 COUNT_PAGES_AHEAD = 10
+# No list has this many pages. A page number past it is taken as this one, so the count's
+# reach, which grows with the page asked for, stays a limit every database takes
+# (?p=99999999999999999999 was a 500, MariaDB's syntax error about its LIMIT); the page
+# itself is then past the end, and the list reopens as for any page that is not there.
+MAX_PAGE = 10**9
 COUNT_SECONDS = 1.0
 
 # "Query execution was interrupted" by MariaDB's max_statement_time.
@@ -171,7 +176,7 @@ def page_number_of(request: HttpRequest) -> int:
     """The changelist page asked for (1 when absent or not a number: the changelist
     itself answers a bad one)."""
     try:
-        return max(1, int(request.GET.get(PAGE_VAR, 1)))
+        return min(max(1, int(request.GET.get(PAGE_VAR, 1))), MAX_PAGE)
     except (TypeError, ValueError):
         return 1
 

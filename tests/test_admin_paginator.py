@@ -264,3 +264,36 @@ def test_each_page_of_a_filtered_list_shows_its_sessions_latest_first(
     ]
 
     assert pages == [latest_first[0:3], latest_first[3:6], latest_first[6:7]]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/diagnosis/diagnosissession/",
+        "/admin/feedback/badcase/",
+        "/admin/caselibrary/caselibrary/",
+    ],
+)
+@pytest.mark.parametrize("page", ["368934881474191032", "99999999999999999999"])
+def test_a_page_number_past_any_table_shows_a_one_page_list(admin_client, url, page) -> None:
+    # A hand-edited URL: the count's reach grows with the page asked for, and a page this
+    # far made a limit the database cannot take (a 500 with its SQL error). A list of one
+    # page shows that page whatever page is asked for, as Django's does.
+    DiagnosisSessionFactory(not_useful=True)
+
+    response = admin_client.get(url, {"p": page})
+
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("page", ["368934881474191032", "99999999999999999999"])
+def test_a_page_number_past_any_table_reopens_a_longer_list(
+    admin_client, monkeypatch, page
+) -> None:
+    monkeypatch.setattr(DiagnosisSessionAdmin, "list_per_page", 2)
+    DiagnosisSessionFactory.create_batch(3)
+
+    response = admin_client.get("/admin/diagnosis/diagnosissession/", {"p": page})
+
+    assert response.status_code == 302
+    assert response["Location"].endswith("?e=1")
