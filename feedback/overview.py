@@ -191,10 +191,24 @@ def require_view_permission(request: HttpRequest, *models: type[Model]) -> None:
             raise PermissionDenied
 
 
+# The lists the overview counts and links to.
+OVERVIEW_LISTS: tuple[type[Model], ...] = (DiagnosisSession, BadCase, CaseLibrary)
+
+
+def may_open_overview(request: HttpRequest) -> bool:
+    """Whether overview_view opens to this staff user, by the view's own check (the
+    admin index links to the overview only then)."""
+    try:
+        require_view_permission(request, *OVERVIEW_LISTS)
+    except PermissionDenied:
+        return False
+    return True
+
+
 def overview_view(request: HttpRequest) -> TemplateResponse:
     """Staff only: mounted behind admin.site.admin_view in config/urls.py. Its figures
     count sessions, bad cases and cases, and link to the three lists."""
-    require_view_permission(request, DiagnosisSession, BadCase, CaseLibrary)
+    require_view_permission(request, *OVERVIEW_LISTS)
     days = overview_window(request.GET.get("days"), default=DEFAULT_OVERVIEW_WINDOW)
     overview = feedback_overview(days=days)
     structuring = case_structuring_accuracy()

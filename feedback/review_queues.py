@@ -5,13 +5,32 @@ its row (state NEW), so "unassigned" is "no row, or a row without an assignee".
 """
 
 from collections.abc import Collection, Iterable
+from typing import Any
 
+from django.contrib.auth import get_permission_codename, get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from feedback.models import BadCase, BadCaseReview, ReviewTag
 
 BATCH = 1000
+
+
+def bad_case_assignees(*, keep: Collection[Any] = ()) -> QuerySet:
+    """Whom a bad case may be given to, by name: active staff who may work the queue,
+    that is change bad cases, as the admin asks of its reviewers (superusers, and the
+    permission given through a group, count). `keep`: the keys of users kept on offer
+    whatever they may do now, such as a bad case's current assignee, so that their
+    bad cases still save."""
+    opts = BadCase._meta
+    may_work = get_user_model().objects.with_perm(
+        f"{opts.app_label}.{get_permission_codename('change', opts)}"
+    )
+    wanted = Q(pk__in=may_work.filter(is_staff=True).values("pk"))
+    if keep:
+        wanted |= Q(pk__in=keep)
+    return get_user_model().objects.filter(wanted).order_by("username")
 
 
 def _reviews_for(session_ids: Iterable[str]) -> list[str]:

@@ -98,8 +98,8 @@ def feedback_submit(
 
 
 def _checked(**given: str) -> FeedbackBody:
-    """What /api/feedback takes of these values, as its body's rules take them (NUL
-    characters dropped); a value it refuses is a ValidationError in its words, keyed by
+    """What /api/feedback takes of these values, as its body's rules take them (a NUL
+    character refused); a value it refuses is a ValidationError in its words, keyed by
     the argument, before anything is read."""
     # An empty reason, comment or correction is none, as null is in a body.
     body = {
@@ -286,7 +286,7 @@ def bad_case_review_update(*, session_id: str, changed: Mapping[str, Any], revie
     if not changed:
         return
     with transaction.atomic():
-        review = BadCaseReview.objects.select_for_update().filter(session_id=session_id).first()
+        review = _review_for_update(session_id)
         held = {
             "state": review.state if review else ReviewState.NEW,
             "note": review.note if review else "",
@@ -302,6 +302,20 @@ def bad_case_review_update(*, session_id: str, changed: Mapping[str, Any], revie
             bad_case_review_save(
                 session_id=session_id, state=value["state"], note=value["note"], reviewer=reviewer
             )
+
+
+def _review_for_update(session_id: str) -> BadCaseReview | None:
+    """The bad case's review, made (NEW) when it has none, locked until the transaction
+    ends; None when the session is not a bad case.
+
+    Made under its unique key: of two first saves at the same moment, one makes the row
+    and the other waits for it, then reads it, so each writes its own fields onto what
+    the other saved. Without a row to lock, both would read "no review" and the second
+    would write the first's fields back to their defaults."""
+    if not BadCase.objects.filter(session_id=session_id).exists():
+        return None
+    review, _ = BadCaseReview.objects.select_for_update().get_or_create(session_id=session_id)
+    return review
 
 
 def bad_cases_mark(*, session_ids: Collection[str], state: str, reviewer: str) -> int:

@@ -41,6 +41,13 @@ def member_of(group: str, username: str | None = None) -> Client:
     return client
 
 
+def reviewer_named(username: str):  # type: ignore[no-untyped-def]
+    """A colleague in the reviewer group, whom a bad case may be assigned to."""
+    user = get_user_model().objects.create_user(username, is_staff=True)
+    user.groups.add(Group.objects.get(name="reviewer"))
+    return user
+
+
 def case_page_post(client: Client, case, **fields: str) -> HttpResponse:  # type: ignore[no-untyped-def]
     """Save on a case's page as the browser posts it: a `useful` case's answer is its root
     cause and its solution, shown once (the solution field left empty); `fields` edit."""

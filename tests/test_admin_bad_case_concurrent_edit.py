@@ -6,11 +6,10 @@ import html
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from feedback.models import BadCaseReview, ReviewTag
-from tests.admin_pages import member_of
+from tests.admin_pages import member_of, reviewer_named
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -96,7 +95,7 @@ def test_a_note_change_keeps_the_state_a_colleague_saved_meanwhile(admin_client,
 def test_a_review_save_keeps_the_assignee_and_tags_a_colleague_set_meanwhile(
     admin_client, reviewer
 ) -> None:
-    colleague = get_user_model().objects.create_user("ops.wang", is_staff=True)
+    colleague = reviewer_named("ops.wang")
     dns = ReviewTag.objects.create(name="dns")
     session = DiagnosisSessionFactory(not_useful=True)
     seen_by_reviewer = opened(reviewer, session)
@@ -117,7 +116,7 @@ def test_a_review_save_keeps_the_assignee_and_tags_a_colleague_set_meanwhile(
 def test_a_tag_change_keeps_the_assignee_and_a_new_assignee_keeps_the_tags(
     admin_client, reviewer
 ) -> None:
-    colleague = get_user_model().objects.create_user("ops.wang", is_staff=True)
+    colleague = reviewer_named("ops.wang")
     dns, db = ReviewTag.objects.create(name="dns"), ReviewTag.objects.create(name="db-lock")
     review = BadCaseReviewFactory(state="triaged", note="looked at it")
     review.tags.add(dns)

@@ -4,11 +4,10 @@ actions that read them, and the "confident but wrong" mark on the queue to work 
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from feedback.models import BadCaseReview, ReviewState
-from tests.admin_pages import member_of
+from tests.admin_pages import member_of, reviewer_named
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory, FeedbackEntryFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -62,7 +61,7 @@ def test_a_superuser_sees_both_inputs(admin_client, bad_case) -> None:
 
 
 def test_a_reviewer_still_assigns_to_a_chosen_colleague_and_tags(bad_case) -> None:
-    colleague = get_user_model().objects.create_user("ops.colleague", is_staff=True)
+    colleague = reviewer_named("ops.colleague")
     reviewer = member_of("reviewer")
     for data in ({"action": "assign_to_chosen", "assignee": colleague.pk}, {"action": "add_tag"}):
         data.update({"_selected_action": [bad_case.pk], "index": 0, "tag": "needs-runbook"})

@@ -17,7 +17,7 @@ def test_the_last_review_is_in_the_display_time_zone(admin_client, settings) -> 
 
     page = admin_client.get("/admin/feedback/badcase/").content.decode()
 
-    assert "ops.reviewer, 12/06/2026 12:19 p.m." in page
+    assert "ops.reviewer, Dec. 6, 2026, 12:19 p.m." in page
 
 
 def test_the_readers_feedback_history_is_in_the_display_time_zone(admin_client, settings) -> None:

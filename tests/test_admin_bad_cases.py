@@ -164,7 +164,7 @@ def test_the_last_review_column_says_who_and_when(admin_client) -> None:
 
     page = text(admin_client.get(LIST))
 
-    assert "ops.alice, 03/04/2026 5:06 a.m." in page  # as the columns beside it
+    assert "ops.alice, March 4, 2026, 5:06 a.m." in page  # as the columns beside it
     assert "not reviewed yet" in page
 
 

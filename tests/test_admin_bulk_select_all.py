@@ -5,11 +5,11 @@ names the capped count as if it were the number selected."""
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from config.admin_paginator import COUNT_CAP
 from diagnosis.models import DiagnosisSession
 from feedback.models import BadCaseReview, ReviewState
+from tests.admin_pages import reviewer_named
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -97,7 +97,7 @@ def test_assign_to_me_on_all_triaged_bad_cases_assigns_every_one_of_them(
 def test_assign_to_a_colleague_and_unassign_act_on_all_the_filter_matches(
     admin_client, new_bad_cases
 ) -> None:
-    colleague = get_user_model().objects.create_user("ops.wang", is_staff=True)
+    colleague = reviewer_named("ops.wang")
 
     assigned = select_all(
         admin_client, BAD_CASES, "assign_to_chosen", "review_state=new", assignee=colleague.pk

@@ -133,3 +133,11 @@ def test_every_filter_link_a_list_shows_opens_it(admin_client, url) -> None:
 
     assert panel is None or links
     assert answers == dict.fromkeys(links, 200)
+
+
+def test_a_tag_past_the_hundred_the_tag_filter_lists_still_filters(admin_client) -> None:
+    ReviewTag.objects.bulk_create(ReviewTag(name=f"tag-{n:03}") for n in range(120))
+
+    response = admin_client.get("/admin/feedback/badcase/", {"tag": "tag-119"})
+
+    assert response.status_code == 200

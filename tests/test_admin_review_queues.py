@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 
 from feedback.models import BadCaseReview
 from feedback.review_queues import bad_cases_assign, bad_cases_tag
-from tests.admin_pages import shown_ids
+from tests.admin_pages import reviewer_named, shown_ids
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
@@ -26,7 +26,7 @@ def act(client, action: str, *session_ids: str, **extra: object):  # type: ignor
 
 @pytest.fixture
 def queue(admin_user):  # type: ignore[no-untyped-def]
-    colleague = get_user_model().objects.create_user("ops.wang", is_staff=True)
+    colleague = reviewer_named("ops.wang")
     DiagnosisSessionFactory(session_id="bad-fresh", not_useful=True)
     BadCaseReviewFactory(session__session_id="bad-reviewed", state="triaged")
     mine = DiagnosisSessionFactory(session_id="bad-mine", not_useful=True)

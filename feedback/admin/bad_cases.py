@@ -5,7 +5,6 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ORDER_VAR, ChangeList
-from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -34,10 +33,10 @@ from feedback.admin.queues import (
     TagFilter,
     log_review_change,
     selected_rows,
-    staff_users,
 )
 from feedback.admin.reader_history import ReaderHistoryMixin
-from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
+from feedback.admin.review_form import BadCaseReviewForm, review_of
+from feedback.models import BadCase, ReviewState
 from feedback.selectors import (
     CONFIDENT_MIN_SCORE,
     OPEN_REVIEW_STATES,
@@ -48,13 +47,6 @@ from feedback.services import bad_case_review_update, bad_cases_mark
 
 # Above this many calls the bad-case page shows the first ones and links to the session.
 INVOCATIONS_SHOWN = 300
-
-
-def _review_of(session: Any) -> BadCaseReview | None:
-    try:
-        return session.review
-    except ObjectDoesNotExist:
-        return None
 
 
 class ReviewStateFilter(admin.SimpleListFilter):
@@ -107,66 +99,6 @@ class BadCaseChangeList(SessionChangeList):
             # review in that state by the session's creation time.
             return queryset.order_by("-review__reviewed_at", "-review__session_id")
         return queryset
-
-
-def _lf(value: Any) -> Any:
-    return value.replace("\r\n", "\n") if isinstance(value, str) else value
-
-
-class ReviewNoteField(forms.CharField):
-    """A textarea posts its line breaks as CRLF, while the page's hidden copy of the note
-    comes back with LF (an HTML parser reads line breaks in an attribute so): the same
-    note either way, not a change."""
-
-    def has_changed(self, initial: Any, data: Any) -> bool:
-        return super().has_changed(_lf(initial), _lf(data))
-
-
-class BadCaseReviewForm(forms.ModelForm):
-    """The review of a bad case; the session it is about stays read-only.
-
-    The page carries hidden copies of the values it showed (`show_hidden_initial`), and
-    `changed_data` compares with them rather than with the review as it is at the save:
-    what a colleague saved since the page was opened is not taken for this page's
-    change, and save_model writes only this page's changes.
-    """
-
-    review_state = forms.ChoiceField(
-        label=_("review state"), choices=ReviewState.choices, show_hidden_initial=True
-    )
-    review_note = ReviewNoteField(
-        label=_("reviewer note"),
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        show_hidden_initial=True,
-    )
-    review_assignee = forms.ModelChoiceField(
-        label=_("assignee"), queryset=staff_users(), required=False, show_hidden_initial=True
-    )
-    review_tags = forms.ModelMultipleChoiceField(
-        label=_("tags"),
-        queryset=ReviewTag.objects.all(),
-        required=False,
-        show_hidden_initial=True,
-    )
-
-    class Meta:
-        model = BadCase
-        fields = ()
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # The state's copy is always posted from the page (a select always has a value;
-        # an empty list of tags posts nothing). Without it the post did not come from the
-        # page: it is compared with the review as it is now, as Django does by default.
-        if self.is_bound and self["review_state"].html_initial_name not in self.data:
-            for field in self.fields.values():
-                field.show_hidden_initial = False
-        review = _review_of(self.instance)
-        self.fields["review_state"].initial = review.state if review else ReviewState.NEW
-        self.fields["review_note"].initial = review.note if review else ""
-        self.fields["review_assignee"].initial = review.assignee_id if review else None
-        self.fields["review_tags"].initial = list(review.tags.all()) if review else []
 
 
 @admin.register(BadCase)
@@ -346,17 +278,18 @@ class BadCaseAdmin(
 
     @admin.display(description=_("reviewer note"))
     def review_note(self, obj: BadCase) -> str:
-        review = _review_of(obj)
+        review = review_of(obj)
         return review.note if review else ""
 
     @admin.display(description=_("last review"), ordering="review__reviewed_at")
     def reviewed(self, obj: BadCase) -> SafeString:
-        review = _review_of(obj)
+        review = review_of(obj)
         said = _("not reviewed yet")
         if review is not None and review.reviewed_at:
+            # In the format Django gives the feedback and creation times beside it.
             said = _("%(who)s, %(when)s") % {
                 "who": review.reviewed_by or "-",
-                "when": date_format(localtime(review.reviewed_at), "SHORT_DATETIME_FORMAT"),
+                "when": date_format(localtime(review.reviewed_at), "DATETIME_FORMAT"),
             }
         return format_html('<span class="last-review" title="{}">{}</span>', said, said)
 

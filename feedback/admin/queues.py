@@ -7,7 +7,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.models import CHANGE
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -19,14 +18,10 @@ from django.utils.translation import ngettext, override
 
 from config.admin_history import log_entries
 from feedback.models import BadCase, BadCaseReview, ReviewTag
-from feedback.review_queues import bad_cases_assign, bad_cases_tag
+from feedback.review_queues import bad_case_assignees, bad_cases_assign, bad_cases_tag
 
 # The action bar's inputs (QueueActionForm), each with the action that reads it.
 ACTION_INPUTS = {"assignee": "assign_to_chosen", "tag": "add_tag"}
-
-
-def staff_users() -> QuerySet:
-    return get_user_model().objects.filter(is_staff=True, is_active=True).order_by("username")
 
 
 class AssigneeFilter(admin.SimpleListFilter):
@@ -51,6 +46,10 @@ class TagFilter(admin.SimpleListFilter):
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
         return [(tag.name, tag.name) for tag in ReviewTag.objects.all()[:100]]
 
+    def value_is_known(self, value: str) -> bool:
+        # Any tag, also one past the hundred the filter lists (config/admin_filter_values.py).
+        return ReviewTag.objects.filter(name=value).exists()
+
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value():
             return queryset.filter(review__tags__name=self.value())
@@ -73,13 +72,13 @@ class QueueActionForm(ActionForm):
         super().__init__(*args, **kwargs)
         self.fields["assignee"].widget.choices = [
             ("", "---------"),
-            *((user.pk, user.get_username()) for user in staff_users()),
+            *((user.pk, user.get_username()) for user in bad_case_assignees()),
         ]
 
 
 def _strict_fields() -> dict[str, forms.Field]:
     return {
-        "assignee": forms.ModelChoiceField(queryset=staff_users()),
+        "assignee": forms.ModelChoiceField(queryset=bad_case_assignees()),
         "tag": forms.SlugField(max_length=64, allow_unicode=True),
     }
 
