@@ -1,0 +1,188 @@
+"""The bad-case, session and case lists on a 1024-pixel screen (a small laptop, a tablet
+held sideways, a window beside another), in Chinese and in English: the page does not
+scroll sideways, the question or the title keeps a readable column, and the short
+values are not cut in two mid-word."""
+
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
+from tests.test_admin_browser import SCREENSHOTS, browser, log_in  # noqa: F401
+from tests.test_admin_browser_widths import (  # noqa: F401
+    BROKEN_WORDS,
+    COLUMN_WIDTH,
+    REAL_QUESTIONS,
+    SEEDED_CATEGORIES,
+    admin_user,
+    real_bad_cases,
+)
+
+pytestmark = pytest.mark.browser
+
+WIDTH = 1024
+# A case's title read a few words a line: at 1024 px its column had 40 px, a character
+# or two a line.
+TITLE_MIN_WIDTH = 250
+# The question's text beside the other columns of the bad-case list, about as wide as at
+# 1366 px (a column of 130 px or so, its padding included).
+QUESTION_MIN_WIDTH = 125
+# The page's width against the window's, and the list's against its box.
+WIDTHS = """() => ({page: document.documentElement.scrollWidth,
+  window: document.documentElement.clientWidth,
+  list: document.querySelector('#changelist .results').scrollWidth,
+  box: document.querySelector('#changelist .results').clientWidth})"""
+
+
+def real_sessions() -> None:
+    """The session list as it fills in a day: finished, rated or not, a few failed."""
+    for n, query in enumerate(REAL_QUESTIONS):
+        session_id = f"0b9f3c1e-7d2a-4c8e-9f61-2a7b5d4e8c{n:02d}"
+        kind = ("useful", "not_useful", "succeeded", "failed")[n % 4]
+        extra = {} if kind == "failed" else {"evidence_score": (0, 20, 45, 65, 80)[n % 5]}
+        DiagnosisSessionFactory(session_id=session_id, query=query, **{kind: True}, **extra)
+
+
+def real_cases() -> None:
+    """The case library as curation leaves it: titles from the questions, the seeded
+    categories, error codes as the logs spell them, a few cases made from sessions."""
+    for code, name, description in SEEDED_CATEGORIES:
+        FaultCategoryFactory(code=code, name=name, description=description)
+    codes = [code for code, _name, _description in SEEDED_CATEGORIES]
+    error_codes = (
+        "java.util.concurrent.RejectedExecutionException",
+        "ERR_RATE_LIMITED",
+        "OOMKilled",
+        "",
+        "ENOSPC",
+        "HTTP_504",
+    )
+    for n, title in enumerate(REAL_QUESTIONS):
+        fields = {
+            "title": title,
+            "fault_category": codes[n % len(codes)],
+            "error_code": error_codes[n % len(error_codes)],
+            "updated_by": "ops.curator.with.a.long.name",
+        }
+        if n % 3 == 0:
+            session = DiagnosisSessionFactory(
+                session_id=f"0b9f3c1e-7d2a-4c8e-9f61-2a7b5d4e8c{n:02d}", query=title, useful=True
+            )
+            fields.update(diagnosis=session, source_type="AUTO", created_by="system")
+        CaseLibraryFactory(**fields)
+
+
+# Each list: its address, its rows, its wide column, and the cells that stay short and
+# must not be cut mid-word.
+LISTS: dict[str, tuple[str, Callable[[], None], str, str]] = {
+    "bad_cases": (
+        "/admin/feedback/badcase/",
+        real_bad_cases,
+        "query_excerpt",
+        ".field-review_state_column, .field-reviewed, .field-assignee_column",
+    ),
+    "sessions": (
+        "/admin/diagnosis/diagnosissession/",
+        real_sessions,
+        "query_excerpt",
+        ".field-status, .field-feedback, .field-score_column",
+    ),
+    "cases": (
+        "/admin/caselibrary/caselibrary/",
+        real_cases,
+        "title",
+        ".field-source_column, .field-reuse_column",
+    ),
+}
+MIN_WIDTHS = {"bad_cases": QUESTION_MIN_WIDTH, "sessions": QUESTION_MIN_WIDTH}
+# The words of a title or question cut in two though the column has room for them on a
+# line: a word is what lies between spaces, hyphens, slashes and the punctuation a line
+# may break after. Those with Chinese in them are left out (a run of Chinese breaks
+# between any two characters), and a dotted name longer than the column may break
+# anywhere.
+NEEDLESS_BREAKS = """cells => cells.flatMap(cell => {
+  const broken = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const style = getComputedStyle(node.parentElement);
+    const room = node.parentElement.clientWidth - parseFloat(style.paddingLeft)
+      - parseFloat(style.paddingRight);
+    for (const word of node.data.matchAll(/[^\\s，、；：。/-]+/gu)) {
+      if (/\\p{Script=Han}/u.test(word[0])) continue;
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const rects = [...range.getClientRects()];
+      const width = rects.reduce((sum, rect) => sum + rect.width, 0);
+      const lines = new Set(rects.map(rect => Math.round(rect.top))).size;
+      if (lines > 1 && width <= room) broken.push(word[0]);
+    }
+  }
+  return broken;
+})"""
+
+# The width a column's text may take in its narrowest row: that of the cell, or of the
+# one element the cell holds (a title's link, a question's excerpt).
+TEXT_ROOM = """cells => Math.min(...cells.map(cell => {
+  const box = cell.children.length === 1 ? cell.children[0] : cell;
+  const style = getComputedStyle(box);
+  return box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+}))"""
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+@pytest.mark.parametrize("name", list(LISTS))
+def test_the_list_fits_a_1024_pixel_screen_with_its_wide_column_readable_and_words_whole(
+    browser,  # noqa: F811
+    live_server,
+    admin_user,  # noqa: F811
+    settings,
+    name,
+    english,
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    url, fill, wide_column, short_cells = LISTS[name]
+    fill()
+    page = log_in(browser, live_server, admin_user, width=WIDTH, english=english)
+    page.set_viewport_size({"width": WIDTH, "height": 768})
+
+    page.goto(page.base_url + url)
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(REAL_QUESTIONS))
+    widths = page.evaluate(WIDTHS)
+    column = page.evaluate(COLUMN_WIDTH, wide_column)
+    wide_cells = page.locator(f"#result_list tbody .field-{wide_column}")
+    room = wide_cells.evaluate_all(TEXT_ROOM)
+    broken = page.locator(f"#result_list tbody :is({short_cells})").evaluate_all(BROKEN_WORDS)
+    broken_in_wide = wide_cells.evaluate_all(NEEDLESS_BREAKS)
+    language = "english" if english else "chinese"
+    (SCREENSHOTS / "layout_1024").mkdir(parents=True, exist_ok=True)
+    page.screenshot(
+        path=str(SCREENSHOTS / "layout_1024" / f"{name}_{language}.png"), full_page=True
+    )
+    page.context.close()
+
+    assert widths["page"] <= widths["window"] == WIDTH, widths
+    assert widths["list"] <= widths["box"], widths
+    assert room >= MIN_WIDTHS.get(name, TITLE_MIN_WIDTH), (column, room)
+    assert broken == [], broken
+    assert broken_in_wide == [], broken_in_wide
+
+
+def test_the_navigation_is_as_narrow_on_every_page_of_a_1024_pixel_screen(
+    browser,  # noqa: F811
+    live_server,
+    admin_user,  # noqa: F811
+    settings,
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    page = log_in(browser, live_server, admin_user, width=WIDTH)
+    page.set_viewport_size({"width": WIDTH, "height": 768})
+
+    widths = {}
+    for url in ("/admin/auth/user/", "/admin/feedback/badcase/", "/admin/password_change/"):
+        page.goto(page.base_url + url)
+        widths[url] = page.locator("#nav-sidebar").evaluate("nav => nav.offsetWidth")
+    page.context.close()
+
+    assert set(widths.values()) == {181}, widths
