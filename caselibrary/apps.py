@@ -10,6 +10,7 @@ class CaseLibraryConfig(AppConfig):
     verbose_name = _("Case library")
 
     def ready(self) -> None:
+        from caselibrary.search_backends import refill
         from caselibrary.search_backends.base import collection_lost
         from caselibrary.triggers import after_migrate, before_migrate
 
@@ -18,6 +19,8 @@ class CaseLibraryConfig(AppConfig):
 
         # A search collection found lost or empty: every case is queued to fill it again.
         collection_lost.connect(_refill_when_collection_lost, dispatch_uid="case_index_refill")
+        # /readyz's `search_index` (with Milvus) and /metrics' cases waiting for the indexer.
+        refill.register()
 
 
 def _refill_when_collection_lost(sender: object, **kwargs: Any) -> None:

@@ -9,9 +9,21 @@ live gauges removed from the shared directory of metrics in multi-process mode
 one worker without that directory starts with a WARNING: each scrape would read one
 worker's counters. With CASE_SEARCH_WARM_ON_START, a worker loads what a search needs as
 it starts. The worker timeout outlasts a request that waits on a hanging database, so that
-the request still answers 503 (see _worker_timeout())."""
+the request still answers 503 (see _worker_timeout()). gunicorn's own lines are the
+service's JSON lines, and each request has an access line on stdout
+(config/gunicorn_logging.py; GUNICORN_ACCESS_LOG=0 turns it off)."""
 
 import os
+import sys
+from pathlib import Path
+
+# The project's root, for the import below when gunicorn starts in another directory
+# (its --chdir is applied after this file is read).
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from config.gunicorn_logging import access_log_problem, gunicorn_logconfig  # noqa: E402
 
 # What a request does besides waiting on the database: its own work, a slow health check.
 # (Names with a leading underscore are never taken for one of gunicorn's settings.)
@@ -67,6 +79,11 @@ else:
 # has no command-line option for this setting; it is read from this file only.
 secure_scheme_headers: dict[str, str] = {}
 
+# gunicorn's error log through the service's handler and formatter (LOG_FORMAT), and an
+# access line per request on stdout with its fields (config/gunicorn_logging.py).
+logconfig_dict = gunicorn_logconfig()
+logger_class = "config.gunicorn_logging.AccessLogger"
+
 
 def on_starting(server):  # type: ignore[no-untyped-def]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -74,8 +91,12 @@ def on_starting(server):  # type: ignore[no-untyped-def]
     from django.core import checks
     from django.core.exceptions import ImproperlyConfigured
 
-    from config.env import exit_on_configuration_error
+    from config.env import exit_on_configuration_error, problem
 
+    wrong = access_log_problem()
+    if wrong:
+        # Told with the settings' own problems, all at once, when they are read below.
+        problem("GUNICORN_ACCESS_LOG", wrong)
     with exit_on_configuration_error():
         # Reads the settings (a bad variable stops here), then loads the apps the checks
         # look at, as each worker does when it loads the application (it finds them

@@ -10,11 +10,13 @@ others, but never what makes a node not ready.
 """
 
 import logging
+import time
 from collections.abc import Callable
 
 from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.recorder import MigrationRecorder
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
@@ -24,7 +26,14 @@ logger = logging.getLogger(__name__)
 
 PROBE_PATHS = ("/healthz", "/readyz")
 
+# Whether every migration was found applied, and when (time.monotonic()): the plan is
+# worked out once, then re-read within MIGRATIONS_RECHECK_SECONDS, so that a rollback
+# (`migrate app 0003`) makes the node not ready within that time.
+MIGRATIONS_RECHECK_SECONDS = 30.0
 _migrations_applied = False
+_migrations_checked_at = 0.0
+# The migrations this code has (app, name), once the plan was found empty.
+_migrations_known: frozenset[tuple[str, str]] = frozenset()
 
 _PASSING = ("ok",)
 
@@ -40,15 +49,24 @@ def database_check() -> str:
 
 
 def _migrations() -> str:
-    global _migrations_applied
-    # Loading the migration graph costs tens of milliseconds; once everything is applied
-    # it stays applied for the life of this process.
-    if not _migrations_applied:
-        executor = MigrationExecutor(connection)
-        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-        if plan:
-            return f"{len(plan)} unapplied"
-        _migrations_applied = True
+    global _migrations_applied, _migrations_checked_at, _migrations_known
+    now = time.monotonic()
+    if _migrations_applied:
+        if now - _migrations_checked_at < MIGRATIONS_RECHECK_SECONDS:
+            return "ok"
+        # One query on django_migrations: every migration of this code is still recorded.
+        recorded = MigrationRecorder.Migration.objects.using(connection.alias)
+        if _migrations_known <= set(recorded.values_list("app", "name")):
+            _migrations_checked_at = now
+            return "ok"
+        _migrations_applied = False  # rolled back: the plan below says how far
+    # Loading the migration graph costs tens of milliseconds: only until it is all applied.
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if plan:
+        return f"{len(plan)} unapplied"
+    _migrations_known = frozenset(executor.loader.graph.nodes)
+    _migrations_applied, _migrations_checked_at = True, now
     return "ok"
 
 
@@ -65,13 +83,20 @@ def cache_check() -> str:
 
 Checks = dict[str, Callable[[], str]]
 
+# Checks an app adds to every /readyz answer (read with the database's, within the
+# deadline), reported but never what makes a node not ready; one that answers None is
+# left out of that answer (it has nothing to say in this configuration). Added by an app's
+# AppConfig.ready, or by a module it imports there: config imports no app.
+REPORTED_CHECKS: dict[str, Callable[[], str | None]] = {}
+
 
 def readiness(*, extra: Checks, informational: Checks | None = None) -> tuple[bool, dict[str, str]]:
     """The database, the migrations, each `extra` and `informational` check and the cache:
     "ok" each, or what is wrong ("unknown": not checked, the database being down). Ready
-    when every check but the informational ones says "ok". All but the cache read the
-    database; the cache is read at the same time, in a thread of its own, and both within
-    PROBE_DB_DEADLINE_SECONDS (config/deadline.py)."""
+    when every check but the informational ones says "ok"; then the REPORTED_CHECKS apps
+    added, which never make it not ready (left out when the database is down). All but
+    the cache read the database; the cache is read at the same time, in a thread of its
+    own, and both within PROBE_DB_DEADLINE_SECONDS (config/deadline.py)."""
     informational = informational or {}
     checks: dict[str, str] = {}
     found: dict[str, str] = {}  # written by the probe thread, read once it is done
@@ -98,6 +123,10 @@ def _database_checks(found: dict[str, str], checks: Checks) -> None:
     found["migrations"] = _migrations()
     for name, check in checks.items():
         found[name] = check()
+    for name, reported in REPORTED_CHECKS.items():
+        answer = reported()
+        if answer is not None:
+            found[name] = answer
 
 
 def _cache_answer(cache_read: Read[str]) -> str:
@@ -112,7 +141,7 @@ def _failing_checks(checks: dict[str, str], informational: Checks) -> frozenset[
     return frozenset(
         name
         for name, value in checks.items()
-        if value not in _PASSING and name not in informational
+        if value not in _PASSING and name not in informational and name not in REPORTED_CHECKS
     )
 
 

@@ -15,6 +15,7 @@ def logging_settings(*, level: str, log_format: str, queue_level: str) -> dict[s
             "session": {"()": "config.logging.SessionContextFilter"},
             "answered_outage": {"()": "config.logging.AnsweredOutageFilter"},
             "client_error": {"()": "config.logging.ClientErrorFilter"},
+            "queue": {"()": "config.queue_logging.QueueLogFilter"},
         },
         "formatters": {
             "json": {"()": "config.logging.JsonFormatter"},
@@ -44,8 +45,9 @@ def logging_settings(*, level: str, log_format: str, queue_level: str) -> dict[s
             "django.db.backends": {"level": "WARNING"},
             "django.request": {"filters": ["answered_outage"]},
             # django-q2 logs every enqueue and every processed task at INFO: thousands of lines
-            # a minute under load. Failures are ERRORs and still get through.
-            "django-q": {"level": queue_level},
+            # a minute under load. Failures are ERRORs and still get through: in English, and
+            # an outage's line repeated at every poll once a minute (config/queue_logging.py).
+            "django-q": {"level": queue_level, "filters": ["queue"]},
             # The opinion provider's HTTP client logs each request at INFO/DEBUG: noise, and
             # never a place for request headers (the API key).
             "openai": {"level": "WARNING"},

@@ -470,7 +470,7 @@ def test_gunicorn_warns_at_start_up_when_its_workers_would_each_count_alone(
     warnings = [
         line
         for line in log_path.read_text().splitlines()
-        if "[WARNING]" in line and "PROMETHEUS_MULTIPROC_DIR" in line
+        if '"level": "WARNING"' in line and "PROMETHEUS_MULTIPROC_DIR" in line
     ]
     assert len(warnings) == (1 if warned else 0), log_path.read_text()
 
