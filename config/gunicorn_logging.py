@@ -20,32 +20,15 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl, quote
 
 from gunicorn.glogging import Logger
+
+from config.shown_query import shown_query
 
 ACCESS_LOG_VARIABLE = "GUNICORN_ACCESS_LOG"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
-# Query parameters whose values say what was asked and hold nothing secret: the API's
-# filters and pages, the admin's list pages.
-SHOWN_QUERY_PARAMETERS = frozenset(
-    {
-        "status",
-        "feedback",
-        "createdAfter",
-        "createdBefore",
-        "limit",
-        "days",
-        "format",
-        "p",
-        "o",
-        "all",
-        "lang",
-    }
-)
-HIDDEN = "[redacted]"
 REQUEST_ID_HEADER = "x-request-id"
 
 
@@ -67,17 +50,6 @@ def access_log_problem() -> str | None:
     shown = os.environ.get(ACCESS_LOG_VARIABLE, "").strip()[:60]
     accepted = ", ".join(sorted(_TRUE | _FALSE))
     return f"{ACCESS_LOG_VARIABLE} must be one of {accepted}, got {shown!r}"
-
-
-def shown_query(query: str) -> str:
-    """`query` with the value of each parameter not in SHOWN_QUERY_PARAMETERS replaced."""
-    if not query:
-        return ""
-    pairs = []
-    for name, value in parse_qsl(query, keep_blank_values=True):
-        kept = value if name in SHOWN_QUERY_PARAMETERS else HIDDEN
-        pairs.append(f"{quote(name, safe='')}={quote(kept, safe='[]:')}")
-    return "&".join(pairs)
 
 
 def _log_format() -> str:

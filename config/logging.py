@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from django.core.signals import request_finished, request_started
+from django.http import HttpRequest
+
+from config.shown_query import shown_request
 
 _session_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("session_id", default=None)
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
@@ -121,6 +124,10 @@ def _extra_fields(record: logging.LogRecord) -> dict[str, object]:
 def _json_value(value: object) -> object:
     if isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, HttpRequest):
+        # Django's request lines pass the request: its query string's values are left out
+        # but for the service's harmless parameters (a client may put a token there).
+        return shown_request(value)
     if isinstance(value, (list, tuple, dict)):
         try:
             json.dumps(value)

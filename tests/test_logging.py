@@ -214,3 +214,21 @@ def test_a_plain_line_stays_one_line_and_names_its_session_before_a_traceback() 
 
     assert first == 'INFO feedback.retention done reason="first\\nsecond" [session s-1]'
     assert rest[0].startswith("Traceback")
+
+
+def test_a_refused_requests_line_keeps_the_values_of_its_query_string_out(
+    client, json_lines
+) -> None:
+    # The API reads credentials from headers only, but a client may put one in the URL.
+    response = client.post(
+        "/api/feedback?token=SECRET-IN-QUERY&limit=5",
+        {"sessionId": "s", "feedback": "useful"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION="Feedback forged",
+        HTTP_X_FORWARDED_PROTO="https",
+    )
+
+    lines = [json.loads(line) for line in json_lines if '"django.request"' in line]
+    assert response.status_code in (401, 403) and lines
+    assert "SECRET-IN-QUERY" not in "".join(json_lines)
+    assert lines[0]["request"] == "<WSGIRequest: POST '/api/feedback?token=[redacted]&limit=5'>"
