@@ -53,7 +53,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS", wildcards=True)
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_apps.ConsoleAdminConfig",  # Django's admin, on config/admin_site.py
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -244,31 +244,12 @@ API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5, minimum=0)
 # their tool invocations); 0 keeps everything; at most a century (feedback/retention.py).
 SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0, maximum=36500)
 
-# --- Browser feedback (signed tokens, CORS) ---------------------------------------
+# --- Sign-in and the browser (config/security_settings.py) -----------------------
 
-# How long a feedback token (diagnosis/feedback_tokens.py) stays good, in seconds.
-FEEDBACK_TOKEN_MAX_AGE = env_int("FEEDBACK_TOKEN_MAX_AGE", 7 * 24 * 3600, minimum=60)
-# Feedback sent with a token: per token, and per client address (many tokens, one page
-# hammering the endpoint). Same format as FEEDBACK_RATE_LIMIT; "off" disables one.
-FEEDBACK_TOKEN_RATE_LIMIT = env_rate("FEEDBACK_TOKEN_RATE_LIMIT", "30/min")
-FEEDBACK_ADDRESS_RATE_LIMIT = env_rate("FEEDBACK_ADDRESS_RATE_LIMIT", "600/min")
-# Proxies in front of the service that append to X-Forwarded-For: the client address is
-# the one they saw. 0 (the default) takes the connection's address, which a client
-# cannot forge.
-TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
-# Pages of these origins may send feedback from the browser; none by default. Only
-# /api/feedback answers cross-origin requests, and never with cookies (the token is the credential).
-CORS_ALLOWED_ORIGINS = env_origins("CORS_ALLOWED_ORIGINS", special=("null", "file://"))
-CORS_URLS_REGEX = r"^/api/feedback$"
-CORS_ALLOW_CREDENTIALS = False
-CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
-# x-request-id: a page may name its request (config.request_id), as an agent may.
-CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language", "x-request-id"]
-# A page reads only the safelisted response headers unless told more: the widget tells
-# the reader how long to wait after a 429 from its Retry-After, and can report an error's
-# X-Request-ID.
-CORS_EXPOSE_HEADERS = ["Retry-After", "X-Request-ID"]
-CORS_PREFLIGHT_MAX_AGE = 600
+# The admin login's lockout, where a login lands, the admin's messages; the feedback
+# tokens, their rate limits, the client address and CORS. Read afresh, as below.
+sys.modules.pop("config.security_settings", None)
+from config.security_settings import *  # noqa: E402, F403
 
 # The admin's "Import cases" upload: larger files are refused before they are read
 # (import folders and big files with `manage.py import_cases`).
@@ -283,7 +264,7 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # The per-address feedback limit reads the client's address through this.
-    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,  # noqa: F405 (config/security_settings.py)
 }
 
 SPECTACULAR_SETTINGS = {

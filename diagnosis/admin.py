@@ -27,6 +27,7 @@ from rest_framework_api_key.models import APIKey
 
 from config.admin_icons import yes_no_icon
 from config.admin_paginator import EstimatedCountAdminMixin
+from config.admin_superuser import SuperuserOnlyAdminMixin
 from diagnosis.models import (
     SESSION_ID_PATTERN,
     ApiKey,
@@ -77,7 +78,9 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(APIKeyModelAdmin):
+class ApiKeyAdmin(SuperuserOnlyAdminMixin, APIKeyModelAdmin):
+    """A key is a credential: superusers only, whatever permissions staff hold."""
+
     form = ApiKeyForm
     list_display = (
         "key_prefix",

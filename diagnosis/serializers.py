@@ -328,7 +328,7 @@ class FeedbackTokenMixin(serializers.Serializer):
     def get_feedbackToken(self, session: DiagnosisSession) -> str | None:
         if not self.context.get("with_feedback_token"):
             return None
-        return feedback_token_for(session_id=session.session_id)
+        return feedback_token_for(session_id=session.session_id, session_pk=session.pk)
 
 
 class SessionCompletedOutput(FeedbackTokenMixin, SessionOutput):

@@ -3,7 +3,8 @@ console's style: its stylesheet, so they fit a 1366-pixel screen like the other 
 task's function path free to wrap after its dots, and the schedule list's last-run and
 success columns named in words (django-q2 heads the first "last_run" and its yes/no icons
 say True or False to a screen reader, in any language). django-q2 registers its admins
-when its admin module is imported; they are registered again here with these changes."""
+when its admin module is imported; they are registered again here with these changes,
+and for superusers only (docs/admin.md): no model permission opens them."""
 
 from typing import Any
 
@@ -16,6 +17,7 @@ from django_q.admin import FailAdmin, QueueAdmin, ScheduleAdmin, TaskAdmin
 from django_q.models import Failure, OrmQ, Schedule, Success
 
 from config.admin_icons import yes_no_icon
+from config.admin_superuser import SuperuserOnlyAdminMixin
 
 
 def dotted_path(path: str | None) -> SafeString | str:
@@ -26,9 +28,9 @@ def dotted_path(path: str | None) -> SafeString | str:
     return format_html_join(mark_safe(".<wbr>"), "{}", ((part,) for part in path.split(".")))
 
 
-class TaskListMixin(admin.ModelAdmin):
+class TaskListMixin(SuperuserOnlyAdminMixin):
     """django-q2's lists with the console's styles (they fit a 1366-pixel screen like the
-    others) and the function's path wrapping after its dots."""
+    others) and the function's path wrapping after its dots; superusers only."""
 
     class Media:
         css = {"all": ["diagnosis/admin.css"]}

@@ -1,8 +1,10 @@
 """`Authorization: Feedback <token>` on POST /api/feedback: the browser's credential.
 
 The token (diagnosis/feedback_tokens.py) names one session; the view refuses it for any
-other. Requests with a token are rate-limited per token and per client address, on top of
-nothing else: a page has no API key to count by.
+other, and for a later session that took the same sessionId. Requests with a token are
+rate-limited per token and per client address, on top of nothing else: a page has no API
+key to count by. The address limit is checked first, before the token: forged and expired
+tokens count there too.
 """
 
 from dataclasses import dataclass
@@ -17,9 +19,11 @@ from rest_framework.request import Request
 from config.throttling import WindowCountThrottle
 from diagnosis.apikeys import KEYWORD as API_KEY_KEYWORD
 from diagnosis.feedback_tokens import (
+    FeedbackTokenClaims,
     FeedbackTokenExpired,
     FeedbackTokenInvalid,
-    feedback_token_session,
+    feedback_token_fits_session,
+    feedback_token_read,
 )
 from diagnosis.models import ApiKey, ApiPermission
 from feedback.body import CREDENTIAL_IN_BODY, TOKEN_BODY_KEYS
@@ -54,6 +58,7 @@ class FeedbackToken:
 
     token: str
     session_id: str
+    claims: FeedbackTokenClaims
 
 
 @dataclass(frozen=True)
@@ -81,16 +86,21 @@ class FeedbackTokenAuthentication(BaseAuthentication):
         schemes = _schemes(header)
         if KEYWORD.lower() not in schemes:
             return None
+        address_limit = FeedbackAddressThrottle()
+        if not address_limit.allow_request(request, None):
+            raise exceptions.Throttled(wait=address_limit.wait())
         if len(schemes) > 1 or "," in header:
             raise TwoCredentials(BOTH_CREDENTIALS)
         token = header.strip().partition(" ")[2].strip()
         try:
-            session_id = feedback_token_session(token=token)
+            claims = feedback_token_read(token=token)
         except FeedbackTokenExpired:
             raise TokenRefused(EXPIRED) from None
         except FeedbackTokenInvalid:
             raise TokenRefused(FORGED) from None
-        return TokenHolder(session_id), FeedbackToken(token=token, session_id=session_id)
+        return TokenHolder(claims.session_id), FeedbackToken(
+            token=token, session_id=claims.session_id, claims=claims
+        )
 
     def authenticate_header(self, request: Request) -> str:
         return API_KEY_KEYWORD
@@ -123,8 +133,13 @@ def _token_in_body(request: Request) -> bool:
 
 
 def check_token_session(request: Request, session_id: str) -> None:
-    """A token rates its own session only."""
-    if isinstance(request.auth, FeedbackToken) and request.auth.session_id != session_id:
+    """A token rates its own session only: not another one, nor a session that took the
+    same sessionId after the token's was purged."""
+    if not isinstance(request.auth, FeedbackToken):
+        return
+    if request.auth.session_id != session_id:
+        raise TokenRefused(OTHER_SESSION)
+    if not feedback_token_fits_session(claims=request.auth.claims):
         raise TokenRefused(OTHER_SESSION)
 
 
@@ -146,8 +161,14 @@ class FeedbackTokenThrottle(WindowCountThrottle):
         }
 
 
+# Set on a request once its address is counted: the verdict given then.
+_ADDRESS_VERDICT = "_feedback_address_allowed"
+
+
 class FeedbackAddressThrottle(WindowCountThrottle):
-    """Per client address, for token requests: many tokens from one place."""
+    """Per client address, for every request that shows a token, good or not: many
+    tokens from one place, or a script trying forged ones. Counted once, when the token
+    is read (FeedbackTokenAuthentication), before it is checked."""
 
     scope = "feedback-address"
 
@@ -155,9 +176,18 @@ class FeedbackAddressThrottle(WindowCountThrottle):
         return settings.FEEDBACK_ADDRESS_RATE_LIMIT
 
     def get_cache_key(self, request: Request, view: object) -> str | None:
-        if not isinstance(request.auth, FeedbackToken):
+        if KEYWORD.lower() not in _schemes(request.META.get("HTTP_AUTHORIZATION", "")):
             return None
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def allow_request(self, request: Request, view: object) -> bool:
+        # DRF asks again with the view's throttles, after the permissions: the verdict
+        # given when the token was read stands, and the request is not counted twice.
+        verdict = getattr(request, _ADDRESS_VERDICT, None)
+        if verdict is None:
+            verdict = super().allow_request(request, view)
+            setattr(request, _ADDRESS_VERDICT, verdict)
+        return verdict
 
 
 class FeedbackTokenScheme(OpenApiAuthenticationExtension):

@@ -1,0 +1,66 @@
+"""The console's admin site: Django's, with a login that locks after too many failures
+(config/login_guard.py). Every failed login is logged; a locked one is answered 429 on
+the login page itself, without a look at the password."""
+
+import math
+from typing import Any
+
+from django.contrib.admin import AdminSite
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.utils.translation import ngettext
+
+from config.login_guard import (
+    LoginAttempt,
+    admin_login_failed,
+    admin_login_locked_for,
+    admin_login_refused,
+    admin_login_succeeded,
+)
+
+# Set on a request the login refuses unchecked: the seconds its lock has left.
+LOCKED_FOR = "admin_login_locked_for"
+
+
+def lockout_message(seconds: int) -> str:
+    minutes = max(1, math.ceil(seconds / 60))
+    return ngettext(
+        "Too many failed logins. Please try again in %(minutes)d minute.",
+        "Too many failed logins. Please try again in %(minutes)d minutes.",
+        minutes,
+    ) % {"minutes": minutes}
+
+
+class ConsoleAuthenticationForm(AdminAuthenticationForm):
+    """The admin's login form; a locked attempt is refused before it is authenticated."""
+
+    def clean(self) -> dict[str, Any]:
+        seconds = getattr(self.request, LOCKED_FOR, 0)
+        if seconds:
+            raise ValidationError(lockout_message(seconds), code="locked_out")
+        return super().clean()
+
+
+class ConsoleAdminSite(AdminSite):
+    login_form = ConsoleAuthenticationForm
+
+    def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        if request.method != "POST":
+            return super().login(request, extra_context)
+        attempt = LoginAttempt.of(request)
+        seconds = admin_login_locked_for(attempt=attempt)
+        if seconds:
+            setattr(request, LOCKED_FOR, seconds)
+            admin_login_refused(attempt=attempt, seconds=seconds)
+            response = super().login(request, extra_context)
+            response.status_code = 429
+            response["Retry-After"] = str(seconds)
+            return response
+        response = super().login(request, extra_context)
+        # LoginView redirects after a login and shows the form again after any failure.
+        if response.status_code == 302:
+            admin_login_succeeded(attempt=attempt)
+        else:
+            admin_login_failed(attempt=attempt)
+        return response

@@ -1,0 +1,48 @@
+"""Who may sign in, and what a browser may send: the admin login's lockout, where a login
+lands, where the admin keeps its messages; the feedback tokens, their rate limits, the
+client address and CORS. Read from the environment like the rest of config/settings.py,
+which takes them all with a `*` import.
+"""
+
+from config.env import env_int, env_origins, env_rate
+
+# --- The admin's sign-in ----------------------------------------------------------------
+
+# After this many failed logins for one username, or from one client address, within
+# ADMIN_LOGIN_LOCKOUT_SECONDS of the first, the login answers 429 without a look at the
+# password until that window is over (config/login_guard.py). A login resets the
+# username's count.
+ADMIN_LOGIN_MAX_FAILURES = env_int("ADMIN_LOGIN_MAX_FAILURES", 10, minimum=1)
+ADMIN_LOGIN_LOCKOUT_SECONDS = env_int("ADMIN_LOGIN_LOCKOUT_SECONDS", 15 * 60, minimum=1)
+# Where a login lands when its `next` is missing or leads off the site.
+LOGIN_REDIRECT_URL = "admin:index"
+# The admin's messages (a new API key is one) stay on the server, in the session: the
+# default keeps them in a cookie first, signed but readable by anyone holding it.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
+# --- Browser feedback (signed tokens, CORS) ---------------------------------------------
+
+# How long a feedback token (diagnosis/feedback_tokens.py) stays good, in seconds.
+FEEDBACK_TOKEN_MAX_AGE = env_int("FEEDBACK_TOKEN_MAX_AGE", 7 * 24 * 3600, minimum=60)
+# Feedback sent with a token: per token, and per client address (many tokens, one page
+# hammering the endpoint; refused tokens count there too). Same format as
+# FEEDBACK_RATE_LIMIT; "off" disables one.
+FEEDBACK_TOKEN_RATE_LIMIT = env_rate("FEEDBACK_TOKEN_RATE_LIMIT", "30/min")
+FEEDBACK_ADDRESS_RATE_LIMIT = env_rate("FEEDBACK_ADDRESS_RATE_LIMIT", "600/min")
+# Proxies in front of the service that append to X-Forwarded-For: the client address is
+# the one they saw (the feedback limit, the admin login's lockout and its log lines). 0
+# (the default) takes the connection's address, which a client cannot forge.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+# Pages of these origins may send feedback from the browser; none by default. Only
+# /api/feedback answers cross-origin requests, and never with cookies (the token is the credential).
+CORS_ALLOWED_ORIGINS = env_origins("CORS_ALLOWED_ORIGINS", special=("null", "file://"))
+CORS_URLS_REGEX = r"^/api/feedback$"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_METHODS = ["POST", "OPTIONS"]
+# x-request-id: a page may name its request (config.request_id), as an agent may.
+CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-language", "x-request-id"]
+# A page reads only the safelisted response headers unless told more: the widget tells
+# the reader how long to wait after a 429 from its Retry-After, and can report an error's
+# X-Request-ID.
+CORS_EXPOSE_HEADERS = ["Retry-After", "X-Request-ID"]
+CORS_PREFLIGHT_MAX_AGE = 600
