@@ -194,6 +194,29 @@ class TimelineRow:
     result: str
     error_message: str
     invocation_id: str | None
+    # The span's row (None for a REST invocation): its attributes are read when the
+    # timeline's row is opened.
+    span_key: int | None
+    # A model call's model and token counts, as its attributes name them ("" / None).
+    model: str = ""
+    input_tokens: Any = None
+    output_tokens: Any = None
+
+
+# Where a model call names its model and its token counts, first found wins: the GenAI
+# conventions (requested model before the one that answered, as the agent chose it), their
+# earlier names for the tokens, and OpenInference's.
+_MODEL_ATTRIBUTES = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+_INPUT_TOKENS = (
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "llm.token_count.prompt",
+)
+_OUTPUT_TOKENS = (
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+)
 
 
 def session_timeline(*, session_id: str) -> list[TimelineRow]:
@@ -213,6 +236,8 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                 s.result,
                 s.error_message,
                 s.span_id if s.role == "tool" else None,
+                s.pk,
+                s.attributes if isinstance(s.attributes, dict) else {},
             )
             for s in spans
         ]
@@ -234,6 +259,8 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                     _invocation_result(i),
                     i.error_message or "",
                     i.invocation_id,
+                    None,
+                    {},
                 )
             )
     if not bars:
@@ -242,7 +269,8 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
     last = max(bar[4] for bar in bars)
     total = max((last - first).total_seconds(), 0.001)
     rows = []
-    for name, role, error, started, ended, depth, arguments, result, message, key in bars:
+    for bar in bars:
+        name, role, error, started, ended, depth, arguments, result, message, key, pk, attrs = bar
         offset = (started - first).total_seconds() / total * 100
         width = max((ended - started).total_seconds() / total * 100, 0.5)
         rows.append(
@@ -259,9 +287,26 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                 result=result,
                 error_message=message,
                 invocation_id=key,
+                span_key=pk,
+                **(_model_call(attrs) if role == "model" else {}),
             )
         )
     return rows
+
+
+def _model_call(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The model a model call named and its token counts, each as sent (an agent's
+    attribute may be any type: the page shows it as text)."""
+
+    def first(keys: tuple[str, ...]) -> Any:
+        return next((attributes[k] for k in keys if attributes.get(k) not in (None, "")), None)
+
+    model = first(_MODEL_ATTRIBUTES)
+    return {
+        "model": "" if model is None else str(model),
+        "input_tokens": first(_INPUT_TOKENS),
+        "output_tokens": first(_OUTPUT_TOKENS),
+    }
 
 
 def _span_depths(spans: list[Span]) -> dict[str, int]:

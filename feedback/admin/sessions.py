@@ -5,10 +5,12 @@ factors by name (evaluation). Rescoring goes to the evaluation app's task by its
 from typing import Any
 
 from django.contrib import admin, messages
-from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import reverse
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.db.models import BooleanField, Case, Exists, OuterRef, QuerySet, Value, When
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
@@ -19,18 +21,33 @@ from caselibrary.models import CaseLibrary, CaseSearchHit
 from caselibrary.services.cases import session_can_become_case
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
-from diagnosis.models import DiagnosisSession
+from diagnosis.models import DiagnosisSession, SessionStatus, Span
 from diagnosis.selectors import session_invocations
 from evaluation.services import SCORABLE_STATUSES
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.admin.invocations import invocations_table
 from feedback.admin.reader_history import ReaderHistoryMixin
-from feedback.admin.timeline import timeline_html
+from feedback.admin.timeline import span_attributes_html, timeline_html
 
 # Rescoring more than this from a web request belongs to `manage.py rescore`.
 RESCORE_LIMIT = 5_000
 RESCORE_TASK = "evaluation.tasks.sessions_rescore"
 RESCORE_BATCH = 500
+
+# A placeholder (diagnosis/otlp_placeholders.py): a running session named by the trace id
+# of spans it holds, stored so because none of them named their session yet. Read in the
+# statement that reads the page's rows (the count reads only keys), for running sessions
+# only, off the spans' (trace id, span id) index.
+AWAITS_SESSION_ID = Case(
+    When(
+        status=SessionStatus.RUNNING,
+        then=Exists(
+            Span.objects.filter(session_id=OuterRef("session_id"), trace_id=OuterRef("session_id"))
+        ),
+    ),
+    default=Value(False),
+    output_field=BooleanField(),
+)
 
 
 def case_of(session: DiagnosisSession) -> Any:
@@ -57,6 +74,20 @@ class FoundCaseFilter(admin.SimpleListFilter):
             return queryset
         hits = CaseSearchHit.objects.filter(case_id=self.value()).values("session_id")
         return queryset.filter(session_id__in=hits)
+
+
+def _waiting_badge() -> SafeString:
+    """A placeholder is no session an operator can wait on for a score: its spans move to
+    their session when a span of the trace names it (or it completes as a session of its
+    own, keyed by the trace id, when the trace's root arrives naming none)."""
+    return format_html(
+        '<span class="score score-pending score-waiting" title="{}">{}</span>',
+        _(
+            "Spans kept under their trace id: none of them named their session yet. They "
+            "move to that session when a span of the trace names it."
+        ),
+        _("waiting for the session id"),
+    )
 
 
 @admin.register(DiagnosisSession)
@@ -122,6 +153,21 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
         "timeline",
     )
     actions = ("rescore", "create_case")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).annotate(awaits_session_id=AWAITS_SESSION_ID)
+
+    @admin.display(description=_("evidence score"))
+    def score_column(self, obj: DiagnosisSession) -> SafeString:
+        if getattr(obj, "awaits_session_id", False):
+            return _waiting_badge()
+        return super().score_column(obj)
+
+    @admin.display(description=_("evidence score"))
+    def score_detail(self, obj: DiagnosisSession) -> SafeString:
+        if getattr(obj, "awaits_session_id", False):
+            return _waiting_badge()
+        return super().score_detail(obj)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Allowed on the list (so the actions show), never on one session: the detail
@@ -201,6 +247,27 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
     @admin.display(description=_("timeline"))
     def timeline(self, obj: DiagnosisSession) -> SafeString:
         return timeline_html(obj)
+
+    def get_urls(self) -> list[URLPattern]:
+        attributes = path(
+            "<path:object_id>/spans/<int:span_key>/attributes/",
+            self.admin_site.admin_view(self.span_attributes_view),
+            name="diagnosis_diagnosissession_span_attributes",
+        )
+        return [attributes, *super().get_urls()]
+
+    def span_attributes_view(
+        self, request: HttpRequest, object_id: str, span_key: int
+    ) -> HttpResponse:
+        """The attributes of one span of the session, the table its timeline row shows
+        once opened (feedback/admin/timeline.py)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        session = self.get_object(request, unquote(object_id))
+        if session is None:
+            raise Http404
+        span = get_object_or_404(Span, pk=span_key, session_id=session.session_id)
+        return HttpResponse(span_attributes_html(span))
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         obj = super().get_object(request, object_id, from_field)

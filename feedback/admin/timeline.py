@@ -1,16 +1,31 @@
 """The session timeline on the session's admin page: its spans (OTLP) or its tool
 invocations (REST) on one time scale, each expandable to its arguments and result, with
-the cases its case-library searches found."""
+the cases its case-library searches found, and for a span every attribute it came with.
+A model call's row names its model and tokens while collapsed.
 
-from dataclasses import asdict
+A span's attributes are read when its row is opened (`span_attributes_html`, the
+session admin's `spans/<id>/attributes/`): a model call carries the conversation so far,
+up to 16,384 characters an attribute, and 500 of them on the page would be megabytes
+nobody opens."""
+
+import json
+from typing import Any
 
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
 
 from caselibrary.selectors import session_case_searches
-from diagnosis.models import DiagnosisSession, SpanRole
-from diagnosis.selectors import session_timeline
+from diagnosis.models import DiagnosisSession, Span, SpanRole, ToolInvocation
+from diagnosis.otlp_facts import HITS_ATTRIBUTE, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE
+from diagnosis.otlp_mapping import TRUNCATED_ATTRIBUTE
+from diagnosis.selectors import TimelineRow, session_invocations, session_timeline
+
+# A value longer than this, or of more than one line, is folded in a box of its own (as
+# the arguments and the result are); shorter ones stay on the key's line.
+SHORT_VALUE_CHARS = 120
 
 
 def timeline_html(session: DiagnosisSession) -> SafeString:
@@ -20,11 +35,110 @@ def timeline_html(session: DiagnosisSession) -> SafeString:
     labels = dict(SpanRole.choices)
     rows = []
     for row in session_timeline(session_id=session.session_id):
-        item = asdict(row)
+        item = dict(vars(row))
         item["role_label"] = labels.get(row.role, row.role)
         item["cases"] = [
             (case_id, reverse("admin:caselibrary_caselibrary_change", args=[case_id]))
             for case_id in found.get(row.invocation_id or "", [])
         ]
+        item["model_call"], item["model_call_title"] = _model_call(row)
         rows.append(item)
-    return render_to_string("admin/diagnosis/timeline.html", {"rows": rows})
+    # A row's attributes are at `<spans_url><span key>/attributes/`: the address is
+    # reversed once for the page, not once a row (a quarter of the timeline's time).
+    spans_url = reverse(
+        "admin:diagnosis_diagnosissession_span_attributes", args=[session.pk, 0]
+    ).removesuffix("0/attributes/")
+    return render_to_string("admin/diagnosis/timeline.html", {"rows": rows, "spans_url": spans_url})
+
+
+def _model_call(row: TimelineRow) -> tuple[str, str]:
+    """A model call's model and tokens in and out, short for its collapsed row, and the
+    same spelt out for its tooltip; empty for other rows and for a call that names none."""
+    if row.role != SpanRole.MODEL:
+        return "", ""
+    short = [row.model] if row.model else []
+    title = short.copy()
+    for count, brief, spelt_out in (
+        (row.input_tokens, _("%(tokens)s in"), _("input tokens: %(tokens)s")),
+        (row.output_tokens, _("%(tokens)s out"), _("output tokens: %(tokens)s")),
+    ):
+        if count is not None:
+            short.append(brief % {"tokens": _text(count)})
+            title.append(spelt_out % {"tokens": _text(count)})
+    return " · ".join(short), ", ".join(title)
+
+
+def span_attributes_html(span: Span) -> SafeString:
+    """Every attribute of the span as a key/value row, sorted by key (the GenAI ones
+    together, and alike on every database); a value cut at ingest, or a hint the ingest
+    ignored (diagnosis.otlp_facts), marked so. Keys and values are the agent's:
+    format_html escapes both."""
+    attributes = span.attributes if isinstance(span.attributes, dict) else {}
+    if not attributes:
+        return format_html("<strong>{}</strong> <em>{}</em>", _("Attributes"), _("none"))
+    cut = attributes.get(TRUNCATED_ATTRIBUTE)
+    cut = set(cut) if isinstance(cut, list) else set()
+    cut_label = _("cut to the limit")
+    fact = None
+    if span.role == SpanRole.TOOL and any(key in attributes for key in _HINTS):
+        fact = session_invocations(session_id=span.session_id).filter(invocation_id=span.span_id)
+        fact = fact.first()
+    lines = []
+    for key in sorted(attributes):
+        mark = format_html(' · <span class="cut">{}</span>', cut_label) if key in cut else ""
+        if fact is not None and key in _HINTS and not _hint_used(key, attributes[key], fact):
+            mark = format_html(
+                ' · <span class="ignored">{}</span>',
+                _("ignored: the fact holds %(value)s") % {"value": _text(_HINTS[key](fact))},
+            )
+        lines.append((key, _value_html(_text(attributes[key]), span), mark))
+    return format_html(
+        '<strong>{}</strong><table class="attributes"><tbody>{}</tbody></table>',
+        _("Attributes"),
+        format_html_join("", '<tr><th scope="row">{}</th><td>{}{}</td></tr>', lines),
+    )
+
+
+def _value_html(text: str, span: Span) -> SafeString | str:
+    if len(text) <= SHORT_VALUE_CHARS and "\n" not in text:
+        return text
+    # A long value the row shows already (a tool's arguments and result are attributes
+    # as sent) is not repeated.
+    if text == span.arguments:
+        return format_html('<em class="same">{}</em>', _("the arguments above"))
+    if text == span.result:
+        return format_html('<em class="same">{}</em>', _("the result above"))
+    return format_html('<pre class="value">{}</pre>', text)
+
+
+# The hints a tool span may carry, and where its fact keeps what was read of each.
+_HINTS = {
+    KIND_ATTRIBUTE: lambda fact: fact.kind,
+    LEVEL_ATTRIBUTE: lambda fact: fact.match_level,
+    HITS_ATTRIBUTE: lambda fact: fact.hit_count,
+}
+
+
+def _hint_used(key: str, value: Any, fact: ToolInvocation) -> bool:
+    """Whether the stored fact holds the hint as sent, read as the ingest reads it
+    (diagnosis.otlp_facts: a choice in any case, a count as an integer, an integral double
+    or digits). A hint the ingest ignored left the fact derived as if it were absent."""
+    stored = _HINTS[key](fact)
+    if stored is None or isinstance(value, bool):
+        return False
+    if key != HITS_ATTRIBUTE:
+        return isinstance(value, str) and value.strip().casefold() == str(stored).casefold()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = value.strip().lstrip("0") or "0"
+        return value == str(stored)
+    return value == stored
+
+
+def _text(value: Any) -> str:
+    """An attribute's value as the agent sent it: a string as it is, anything else (a
+    number, a boolean, an array, a kvlist) as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
