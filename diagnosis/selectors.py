@@ -219,9 +219,23 @@ _OUTPUT_TOKENS = (
 )
 
 
+# The rows a timeline shows at most: the first ones, in the order they started.
+TIMELINE_ROWS = 500
+
+
+def session_timeline_size(*, session_id: str) -> int:
+    """How many rows the session's whole timeline has (its spans, or else its REST tool
+    invocations), for saying how many of them session_timeline() left out."""
+    spans = Span.objects.filter(session_id=session_id).count()
+    return spans or ToolInvocation.objects.filter(session_id=session_id).count()
+
+
 def session_timeline(*, session_id: str) -> list[TimelineRow]:
-    """The session's OTLP spans, or else its REST tool invocations, as timeline rows."""
-    spans = list(Span.objects.filter(session_id=session_id).order_by("started_at", "id")[:500])
+    """The session's OTLP spans, or else its REST tool invocations, as timeline rows (the
+    first TIMELINE_ROWS)."""
+    spans = list(
+        Span.objects.filter(session_id=session_id).order_by("started_at", "id")[:TIMELINE_ROWS]
+    )
     if spans:
         depth = _span_depths(spans)
         bars = [
@@ -242,7 +256,9 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
             for s in spans
         ]
     else:
-        invocations = ToolInvocation.objects.filter(session_id=session_id).order_by("id")[:500]
+        invocations = ToolInvocation.objects.filter(session_id=session_id).order_by("id")[
+            :TIMELINE_ROWS
+        ]
         bars = []
         for i in invocations:
             ended = i.created_at

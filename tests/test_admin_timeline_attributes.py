@@ -9,6 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession, Span
+from tests.factories import ToolInvocationFactory
 from tests.otlp import export, new_span_id, new_trace_id, post, span
 
 pytestmark = pytest.mark.django_db
@@ -138,7 +139,7 @@ def test_a_long_attribute_value_is_folded_like_the_arguments(admin_client, make_
 
 
 def test_a_session_of_4000_spans_reads_its_timeline_in_a_few_queries(
-    admin_client, django_assert_max_num_queries
+    admin_client, django_assert_max_num_queries, admin_in_english
 ):
     session = DiagnosisSession.objects.create(session_id="big-1", query="q")
     now = timezone.now()
@@ -161,7 +162,19 @@ def test_a_session_of_4000_spans_reads_its_timeline_in_a_few_queries(
         response = admin_client.get(f"{LIST}{session.pk}/change/")
 
     assert response.status_code == 200
-    assert response.content.decode().count('class="attributes-box"') == 500
+    page = response.content.decode()
+    assert page.count('class="attributes-box"') == 500
+    # The timeline says it is cut short, and by how much.
+    assert "The first 500 of 4001 are shown, in the order they started." in page
+
+
+def test_a_timeline_that_fits_says_nothing_of_rows_left_out(admin_client):
+    session = DiagnosisSession.objects.create(session_id="small-1", query="q")
+    ToolInvocationFactory.create_batch(3, session=session)
+
+    page = admin_client.get(f"{LIST}{session.pk}/change/").content.decode()
+
+    assert "are shown, in the order they started" not in page
 
 
 def test_a_spans_attributes_are_not_read_through_another_session(admin_client, make_client):

@@ -21,7 +21,13 @@ from caselibrary.selectors import session_case_searches
 from diagnosis.models import DiagnosisSession, Span, SpanRole, ToolInvocation
 from diagnosis.otlp_facts import HITS_ATTRIBUTE, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE
 from diagnosis.otlp_mapping import TRUNCATED_ATTRIBUTE
-from diagnosis.selectors import TimelineRow, session_invocations, session_timeline
+from diagnosis.selectors import (
+    TIMELINE_ROWS,
+    TimelineRow,
+    session_invocations,
+    session_timeline,
+    session_timeline_size,
+)
 
 # A value longer than this, or of more than one line, is folded in a box of its own (as
 # the arguments and the result are); shorter ones stay on the key's line.
@@ -48,7 +54,16 @@ def timeline_html(session: DiagnosisSession) -> SafeString:
     spans_url = reverse(
         "admin:diagnosis_diagnosissession_span_attributes", args=[session.pk, 0]
     ).removesuffix("0/attributes/")
-    return render_to_string("admin/diagnosis/timeline.html", {"rows": rows, "spans_url": spans_url})
+    # A full timeline may be cut short: counted then only, to say how much is left out.
+    total = (
+        session_timeline_size(session_id=session.session_id)
+        if len(rows) >= TIMELINE_ROWS
+        else len(rows)
+    )
+    return render_to_string(
+        "admin/diagnosis/timeline.html",
+        {"rows": rows, "spans_url": spans_url, "shown": len(rows), "total": total},
+    )
 
 
 def _model_call(row: TimelineRow) -> tuple[str, str]:
