@@ -112,11 +112,12 @@ class SessionContextFilter(logging.Filter):
 
 
 def _extra_fields(record: logging.LogRecord) -> dict[str, object]:
-    """What the logging call passed in `extra` (and the session id), None left out; a
+    """What the logging call passed in `extra` (and the session id), None and private
+    attributes (a leading underscore: a filter's note on the record) left out; a
     value JSON cannot write (a set, a date, a request) as its str()."""
     fields = {}
     for key, value in record.__dict__.items():
-        if key not in _STANDARD and value is not None:
+        if key not in _STANDARD and value is not None and not key.startswith("_"):
             fields[key] = _json_value(value)
     return fields
 

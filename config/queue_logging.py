@@ -90,10 +90,25 @@ _VARYING = re.compile(r"[0-9a-f]{8,}|\d+")
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
+# Set on a record once a QueueLogFilter has decided on it (a private attribute: no field of
+# the line, config.logging leaves those out).
+_DECIDED = "_queue_log_kept"
+
+
 class QueueLogFilter(logging.Filter):
     """On the `django-q` logger (config/logging_settings.py)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # Logging set up twice in one process (django.setup() again: importing config.wsgi
+        # does) leaves two of these on the logger; the second keeps the first's decision
+        # rather than taking the line the first let through for a repeat.
+        decided = getattr(record, _DECIDED, None)
+        if decided is None:
+            decided = self._decide(record)
+            setattr(record, _DECIDED, decided)
+        return decided
+
+    def _decide(self, record: logging.LogRecord) -> bool:
         message = in_english(record.getMessage())
         if record.exc_info and _lost_connection(record.exc_info[1]):
             exc = record.exc_info[1]

@@ -123,3 +123,21 @@ def test_a_line_one_process_of_the_cluster_wrote_is_left_out_by_the_next_one_for
 
     assert pusher.exitcode == 0
     assert entries(json_lines) == []
+
+
+@pytest.fixture
+def logging_set_up_again():  # type: ignore[no-untyped-def]
+    # django.setup() run again in one process (importing config.wsgi does) adds a second
+    # filter to the logger, beside the first.
+    from django.conf import settings as django_settings
+    from django.utils.log import configure_logging
+
+    configure_logging(django_settings.LOGGING_CONFIG, django_settings.LOGGING)
+
+
+def test_a_line_is_still_written_once_after_the_logging_is_set_up_again(
+    logging_set_up_again, json_lines
+) -> None:
+    queue_logger.error("Failed to pull task from broker")
+
+    assert [e["message"] for e in entries(json_lines)] == ["Failed to pull task from broker"]
