@@ -12,7 +12,7 @@ from config.api import MESSAGES
 from config.middleware import api_error
 from diagnosis import otlp_wire
 from diagnosis.https_required import OTLP_TRACES_PATH
-from diagnosis.otlp_views import traces_view
+from diagnosis.otlp_views import otlp_not_found, traces_view
 from diagnosis.views import SessionViewSet
 from feedback.attribution import attribution_view
 from feedback.export_views import export_view
@@ -45,6 +45,10 @@ urlpatterns = [
     path("api/", include(router.urls)),
     # OTLP/HTTP trace ingest, at the path exporters append to their endpoint.
     path("v1/traces", traces_view, name="otlp-traces"),
+    # An exporter pointed at the service's base URL sends metrics and logs here too, and
+    # some add a slash: an OTLP 404 in the request's encoding, not Django's HTML page.
+    path("v1/traces/", otlp_not_found, name="otlp-not-found"),
+    re_path(r"^v1/(?:metrics|logs)/?$", otlp_not_found, name="otlp-other-signals"),
     # Any other /api/ path: the API's JSON 404, also when DEBUG would show its own page.
     # Its name is the route label /metrics gives every path no endpoint serves.
     re_path(r"^api(?:/|$)", errors.api_not_found, name="unmatched"),

@@ -127,7 +127,8 @@ def _level(record: SpanRecord, entry: ToolCatalogEntry | None, hits: int) -> str
         return "NONE"
     if rule == LevelRule.CODE and entry is not None and entry.code_pattern:
         try:
-            if re.search(entry.code_pattern, record.result):
+            # The whole result as sent: a code past the part stored is found too.
+            if re.search(entry.code_pattern, record.whole_result or record.result):
                 return "L0"
         except re.error:
             pass  # the admin form checks the pattern; a bad one stored earlier reads no code

@@ -12,7 +12,6 @@ record into a tool-invocation object of the REST API's shape.
 """
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,7 +23,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import SpanFlags, Status
 
 from diagnosis.models import SpanRole
-from diagnosis.otlp_messages import answer_of, json_or_none, question_of
+from diagnosis.otlp_documents import documents_found, documents_text
+from diagnosis.otlp_messages import answer_of, question_of
 
 # Where the session id is read, first found wins; the trace id when none is set.
 SESSION_ATTRIBUTES = (
@@ -69,8 +69,6 @@ _TOOL_RESULT = (
 )
 _MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "embeddings"}
 _AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
-_DOCUMENT_KEY = re.compile(r"\Aretrieval\.documents\.(\d+)\.")
-_LIST_KEYS = ("documents", "results", "hits", "items", "docs", "matches")
 
 
 @dataclass
@@ -89,10 +87,16 @@ class SpanRecord:
     arguments: str = ""
     result: str = ""
     session_hint: str | None = None
+    # The first session attribute, when of a type no session id has (an array, a double,
+    # a bool), as shown to the exporter: ignored, and said (diagnosis.otlp_session_keys).
+    session_hint_unusable: str | None = None
     user_id: str | None = None
     tool_name: str | None = None
     is_retriever: bool = False
     documents: int | None = None
+    # A tool's result as sent, when longer than the stored `result` (cut), for its hits
+    # and match level; not stored. The body limit (OTLP_MAX_BODY_BYTES) bounds it.
+    whole_result: str | None = None
     parent_is_remote: bool = False
 
     @property
@@ -125,7 +129,7 @@ def spans_read(
     for resource in request.resource_spans:
         for scope in resource.scope_spans:
             for span in scope.spans:
-                problem = _id_problem(span)
+                problem = _id_problem(span, redact)
                 if problem:
                     read.rejected.append(problem)
                     continue
@@ -133,16 +137,24 @@ def spans_read(
     return read
 
 
-def _id_problem(span: ProtoSpan) -> str | None:
+def _id_problem(span: ProtoSpan, redact: Callable[[str], str]) -> str | None:
+    """Why the span cannot be stored, and which span it is (its name, and its span id
+    when it has one): `<why>：<span>`, so that the answer lists the spans of one reason
+    together (diagnosis.otlp_views)."""
     if len(span.trace_id) != 16 or not any(span.trace_id):
-        return "span 没有有效的 trace id（16 字节，不能全为 0）"
-    if len(span.span_id) != 8 or not any(span.span_id):
-        return "span 没有有效的 span id（8 字节，不能全为 0）"
-    if span.parent_span_id and len(span.parent_span_id) != 8:
-        return "span 的 parent span id 无效（应为 8 字节）"
-    if not span.start_time_unix_nano:
-        return "span 没有开始时间"
-    return None
+        problem = "span 没有有效的 trace id（16 字节，不能全为 0）"
+    elif len(span.span_id) != 8 or not any(span.span_id):
+        problem = "span 没有有效的 span id（8 字节，不能全为 0）"
+    elif span.parent_span_id and len(span.parent_span_id) != 8:
+        problem = "span 的 parent span id 无效（应为 8 字节）"
+    elif not span.start_time_unix_nano:
+        problem = "span 没有开始时间"
+    else:
+        return None
+    name = _redacted_cut(span.name, redact, 80) or "(unnamed)"
+    # The span id as sent, also when it is the problem (a few bytes, no more than 8 shown).
+    shown = f" {span.span_id[:8].hex()}" if span.span_id else ""
+    return f"{problem}：“{name}”{shown}"
 
 
 def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) -> SpanRecord:
@@ -171,6 +183,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         truncated=bool(cut),
         error_message=_error_message(span, redact, max_chars) if is_error else "",
         session_hint=_identifier(span, SESSION_ATTRIBUTES),
+        session_hint_unusable=_unusable_identifier(span, SESSION_ATTRIBUTES),
         user_id=_identifier(span, USER_ATTRIBUTES),
         parent_is_remote=_parent_is_remote(span),
     )
@@ -178,8 +191,12 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         record.tool_name = _tool_name(attributes, name)
         record.is_retriever = attributes.get("openinference.span.kind") == "RETRIEVER"
         record.arguments = _text(_first(attributes, _TOOL_ARGUMENTS))
-        record.result = _text(_first(attributes, _TOOL_RESULT)) or _documents_text(attributes)
-        record.documents = _documents(attributes, record.result)
+        result_key = next((k for k in _TOOL_RESULT if attributes.get(k) not in (None, "")), None)
+        record.result = _text(attributes.get(result_key)) or documents_text(attributes)
+        # The hits and the level are read from the whole result as sent, not the part kept.
+        if result_key in cut:
+            record.whole_result = _sent_text(span, result_key)
+        record.documents = documents_found(attributes, record.whole_result or record.result)
     elif record.role in (SpanRole.MODEL, SpanRole.AGENT):
         record.arguments = question_of(attributes) or ""
         record.result = answer_of(attributes) or ""
@@ -256,6 +273,41 @@ def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
             if text:
                 return text
     return None
+
+
+def _unusable_identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` set to a value of a type `_identifier` cannot read (an array, a
+    double, a bool, a kvlist, bytes), as `key value`, cut at 80 characters; None when
+    there is none."""
+    values = {item.key: item.value for item in span.attributes if item.key in keys}
+    for key in keys:
+        value = values.get(key)
+        which = value.WhichOneof("value") if value is not None else None
+        if which is None or which in ("string_value", "int_value"):
+            continue
+        shown = repr(_plain(value))
+        return f"{key} {shown if len(shown) <= 80 else shown[:77] + '...'}"
+    return None
+
+
+def _plain(value: AnyValue) -> Any:
+    """`value` as Python, for a message: no redaction, no cut (the caller cuts)."""
+    which = value.WhichOneof("value")
+    if which == "array_value":
+        return [_plain(item) for item in value.array_value.values[:20]]
+    if which == "kvlist_value":
+        return {item.key: _plain(item.value) for item in value.kvlist_value.values[:20]}
+    return getattr(value, which) if which else None
+
+
+def _sent_text(span: ProtoSpan, key: str) -> str | None:
+    """The string attribute `key` as sent (the last of that key, as the stored one), or
+    None when it is no string (an array's strings are cut one by one: its JSON stays
+    whole)."""
+    value = next((i.value for i in reversed(span.attributes) if i.key == key), None)
+    if value is None or value.WhichOneof("value") != "string_value":
+        return None
+    return value.string_value.replace("\x00", "")
 
 
 def _time(nanos: int) -> datetime:
@@ -371,31 +423,3 @@ def _tool_name(attributes: Mapping[str, Any], span_name: str) -> str:
         if name.startswith(operation + " "):
             return name[len(operation) :].strip()
     return name
-
-
-def _document_indexes(attributes: Mapping[str, Any]) -> set[str]:
-    return {m.group(1) for key in attributes if (m := _DOCUMENT_KEY.match(key))}
-
-
-def _documents_text(attributes: Mapping[str, Any]) -> str:
-    contents = [
-        str(value)
-        for key, value in attributes.items()
-        if _DOCUMENT_KEY.match(key) and key.endswith(".document.content")
-    ]
-    return "\n".join(contents)
-
-
-def _documents(attributes: Mapping[str, Any], result: str) -> int | None:
-    """How many documents a retrieval found, when the span says; None when it cannot tell."""
-    indexes = _document_indexes(attributes)
-    if indexes:
-        return len(indexes)
-    parsed = json_or_none(result) if result else None
-    if isinstance(parsed, list):
-        return len([item for item in parsed if item not in (None, "", [], {})])
-    if isinstance(parsed, dict):
-        for key in _LIST_KEYS:
-            if isinstance(parsed.get(key), list):
-                return len(parsed[key])
-    return None

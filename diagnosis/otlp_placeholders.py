@@ -8,85 +8,105 @@ searches an agent made naming the trace id), with the completion when the root w
 them, and the placeholder's creation when it is the earlier: the session began when its
 first span was stored. The placeholder goes once it is empty.
 
+A trace whose root names its session (diagnosis.otlp_session_keys) may also have left
+spans in a session a span below the root named (a sub-agent's own conversation id), when
+they came first: they move to the root's session too, with their tool facts. Such a
+provisional session that held this trace alone (running, no other trace's spans) moves
+whole, as a placeholder does, and goes; one holding other traces keeps them.
+
 Two requests of one trace at once can each miss what the other has not committed yet:
 one stores spans under the trace id while the other, naming the session, looks for a
 placeholder and finds none. Each request therefore looks again once it has committed
 (`placeholders_joined`): the later of the two sees both, and moves the placeholder then.
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
-from diagnosis.models import DiagnosisSession, SessionStatus, Span
+from diagnosis.models import DiagnosisSession, SessionStatus, Span, ToolInvocation
 from diagnosis.otlp_mapping import ANSWERED_BY_TRACE_ATTRIBUTE
+from diagnosis.otlp_session_keys import decided, stored_ranks
 
 
 def placeholders_adopted(
-    *, sessions_by_trace: dict[str, str], sessions: dict[str, DiagnosisSession]
+    *,
+    sessions_by_trace: dict[str, str],
+    sessions: dict[str, DiagnosisSession],
+    rooted: Collection[str] = (),
 ) -> set[str]:
     """The placeholders of these traces' sessions moved to them (see the module's
-    docstring); a placeholder the reader has rated keeps what it holds. Returns the
-    sessions that gained facts or their completion this way."""
+    docstring), and, for the traces in `rooted` (whose root named their session), the
+    sessions a span below the root named provisionally; a session the reader has rated
+    keeps what it holds. Returns the sessions that gained facts or their completion."""
     stored = (
         Span.objects.filter(trace_id__in=list(sessions_by_trace))
         .values_list("trace_id", "session_id")
         .distinct()
     )
     # A trace's placeholder is the session named by its trace id.
-    wanted = {
-        trace: sessions_by_trace[trace]
+    moves = sorted(
+        (held_by, trace)
         for trace, held_by in stored
-        if held_by == trace and held_by != sessions_by_trace[trace]
-    }
-    if not wanted:
+        if held_by != sessions_by_trace[trace] and (held_by == trace or trace in rooted)
+    )
+    if not moves:
         return set()
     # Locked in one statement, in the order of their key (one by one, two requests moving
     # each other's placeholders deadlocked); one moved by a request that committed
     # meanwhile is not found.
-    placeholders = (
-        DiagnosisSession.objects.select_for_update().filter(session_id__in=wanted).order_by("id")
-    )
+    holders = {
+        holder.session_id: holder
+        for holder in DiagnosisSession.objects.select_for_update()
+        .filter(session_id__in={held_by for held_by, _ in moves})
+        .order_by("id")
+    }
     adopted = set()
-    for placeholder in placeholders:
-        if placeholder.feedback is not None:
-            continue  # rated
-        placeholder_id = placeholder.session_id
-        session_id = wanted[placeholder_id]
-        moved = _rows_moved(placeholder_id, session_id)
-        _creation_adopted(placeholder, sessions[session_id])
-        if _completion_adopted(placeholder, sessions[session_id]) or moved:
+    for held_by, trace in moves:
+        holder = holders.get(held_by)
+        if holder is None or holder.feedback is not None:
+            continue  # moved meanwhile, or rated
+        session_id = sessions_by_trace[trace]
+        if held_by == trace or _only_trace_in(holder, trace):
+            moved = _rows_moved(held_by, session_id)
+            _creation_adopted(holder, sessions[session_id])
+            if _completion_adopted(holder, sessions[session_id]) or moved:
+                adopted.add(session_id)
+        elif _trace_rows_moved(held_by, session_id, trace):
             adopted.add(session_id)
-        if not _holds_anything(placeholder_id):
-            placeholder.delete()
+        if not _holds_anything(held_by):
+            holder.delete()
+            del holders[held_by]
     return adopted
 
 
 def placeholders_joined(traces: Iterable[str]) -> set[str]:
-    """The placeholders of `traces` moved to the session their other spans went to, when
-    both hold spans of the trace (two requests of the trace committed at once; see the
-    module's docstring); in a transaction of its own, after the request's. A trace whose
-    spans went to more than one named session is left as it is. Returns the sessions that
-    gained facts or their completion."""
-    held: dict[str, set[str]] = {}
-    for trace, session_id in (
-        Span.objects.filter(trace_id__in=list(traces))
-        .values_list("trace_id", "session_id")
-        .distinct()
-    ):
-        held.setdefault(trace, set()).add(session_id)
-    named = {
-        trace: next(iter(sessions - {trace}))
-        for trace, sessions in held.items()
-        if trace in sessions and len(sessions - {trace}) == 1
-    }
+    """The sessions of `traces` joined, when more than one holds spans of a trace (two
+    requests of the trace committed at once; see the module's docstring): into the
+    session its root named (diagnosis.otlp_session_keys), else a placeholder into the one
+    named session the trace's other spans went to; in a transaction of its own, after the
+    request's. A trace whose spans went to more than one named session, none named by its
+    root, is left as it is. Returns the sessions that gained facts or their completion."""
+    stored = stored_ranks(traces)
+    named, rooted, holders = {}, set(), set()
+    for trace, ranked in stored.items():
+        held = {session_id for _, session_id in ranked}
+        if len(held) < 2:
+            continue
+        session_id, by_root = decided(trace, [], ranked)
+        if by_root:
+            rooted.add(trace)
+        elif not (trace in held and len(held - {trace}) == 1):
+            continue
+        named[trace] = session_id
+        holders |= held
     if not named:
         return set()
-    # The sessions and their placeholders locked together, in the order of their key, as
+    # The sessions and what moves to them locked together, in the order of their key, as
     # diagnosis.otlp_services locks a request's (placeholders_adopted finds them locked).
-    locked = DiagnosisSession.objects.select_for_update().filter(
-        session_id__in=set(named.values()) | set(named)
-    )
+    locked = DiagnosisSession.objects.select_for_update().filter(session_id__in=holders)
     sessions = {session.session_id: session for session in locked.order_by("id")}
-    return placeholders_adopted(sessions_by_trace=named, sessions=sessions)
+    # A session gone since it was read was moved by a request that committed meanwhile.
+    named = {trace: session_id for trace, session_id in named.items() if session_id in sessions}
+    return placeholders_adopted(sessions_by_trace=named, sessions=sessions, rooted=rooted)
 
 
 def _session_rows() -> list:
@@ -112,6 +132,24 @@ def _rows_moved(placeholder_id: str, session_id: str) -> int:
             )
             moved += rows.update(**{relation.field.attname: session_id})
     return moved
+
+
+def _only_trace_in(holder: DiagnosisSession, trace: str) -> bool:
+    """Whether `holder`, a session a span below the root named, is this trace's alone:
+    running, and no other trace's spans in it. It then moves whole, as a placeholder does
+    (what an agent recorded naming it too), and goes; else only the trace's rows move."""
+    if holder.status != SessionStatus.RUNNING:
+        return False
+    return not Span.objects.filter(session_id=holder.session_id).exclude(trace_id=trace).exists()
+
+
+def _trace_rows_moved(held_by: str, session_id: str, trace: str) -> int:
+    """The spans of `trace` in `held_by` and the tool facts they made (a fact's id is its
+    span's) moved to the session."""
+    spans = Span.objects.filter(session_id=held_by, trace_id=trace)
+    span_ids = list(spans.values_list("span_id", flat=True))
+    facts = ToolInvocation.objects.filter(session_id=held_by, invocation_id__in=span_ids)
+    return facts.update(session_id=session_id) + spans.update(session_id=session_id)
 
 
 def _holds_anything(session_id: str) -> bool:

@@ -23,7 +23,6 @@ from config import metrics
 from config.api import flatten_errors
 from config.queue import enqueue_on_commit
 from diagnosis.models import (
-    SESSION_ID_PATTERN,
     DiagnosisSession,
     SessionStatus,
     Span,
@@ -43,6 +42,7 @@ from diagnosis.otlp_mapping import SpanRecord
 from diagnosis.otlp_messages import question_of
 from diagnosis.otlp_placeholders import placeholders_adopted, placeholders_joined
 from diagnosis.otlp_races import RaceLost, retried
+from diagnosis.otlp_session_keys import TraceSessions, trace_sessions
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
 
@@ -97,7 +97,8 @@ def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
     """One attempt: what it reads of the stored spans may have moved since an attempt
     that lost a race, so each reads it again."""
     notes: Notes = defaultdict(list)
-    sessions_by_trace = _sessions_by_trace(records, notes)
+    keys = trace_sessions(records, notes)
+    sessions_by_trace = keys.sessions
     with transaction.atomic():
         catalog, unseen = _catalog(records)
         kept, facts = _checked_facts(records, catalog, rejected, notes)
@@ -107,7 +108,7 @@ def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
         # The catalog gains the tools of the spans stored, in the same transaction: a span
         # refused, or a request that fails, leaves nothing behind, not even a tool's name.
         _catalog_add(unseen, {r.tool_name for r in new if r.tool_name})
-        unsettled = _write(new, sessions_by_trace, facts) if new else set()
+        unsettled = _write(new, keys, facts) if new else set()
     return _Stored(len(kept), new, rejected, unsettled, notes)
 
 
@@ -189,41 +190,6 @@ def _unique(records: list[SpanRecord]) -> list[SpanRecord]:
     return unique
 
 
-def _sessions_by_trace(records: list[SpanRecord], notes: Notes) -> dict[str, str]:
-    """Each trace's session id: a session attribute on any of its spans in this request,
-    else the session its spans already stored went to, else the trace id. A session id no
-    session can have is ignored and noted: the span is read as one without it (a root
-    still completes its session, under the trace id), not rejected."""
-    hints: dict[str, str | None] = {}
-    ignored = []
-    for record in records:
-        hint = record.session_hint
-        if hint and not SESSION_ID_PATTERN.match(hint):
-            ignored.append(record)
-            hint = None
-        if hint and not hints.get(record.trace_id):
-            hints[record.trace_id] = hint
-        else:
-            hints.setdefault(record.trace_id, None)
-    unhinted = [trace for trace, hint in hints.items() if hint is None]
-    known: dict[str, str] = {}
-    stored = Span.objects.filter(trace_id__in=unhinted) if unhinted else Span.objects.none()
-    for trace, session_id in stored.values_list("trace_id", "session_id").distinct():
-        # The named session, when a request committing at the same time left the trace's
-        # spans in it and in the trace-id placeholder both.
-        if known.get(trace, trace) == trace:
-            known[trace] = session_id
-    sessions = {trace: hint or known.get(trace) or trace for trace, hint in hints.items()}
-    for record in ignored:
-        shown = (record.session_hint or "")[:80]
-        notes[record.trace_id, record.span_id].append(
-            f"span {record.span_id}：会话 ID {shown!r} 无效（须为 1-64 个 A-Za-z0-9._:- 字符，"
-            "且不能只由点组成），"
-            f"已忽略；trace {record.trace_id} 的 span 归入会话 {sessions[record.trace_id]}"
-        )
-    return sessions
-
-
 def _catalog(
     records: list[SpanRecord],
 ) -> tuple[dict[str, ToolCatalogEntry], list[ToolCatalogEntry]]:
@@ -302,18 +268,20 @@ def _stored_span_keys(records: list[SpanRecord]) -> set[tuple[str, str]]:
 
 def _write(
     records: list[SpanRecord],
-    sessions_by_trace: dict[str, str],
+    keys: TraceSessions,
     facts: dict[tuple[str, str], InvocationFacts],
 ) -> set[str]:
     """Stores the new spans with their sessions and facts; returns the traces whose
     session this left running or without an answer (diagnosis.otlp_completion)."""
+    sessions_by_trace = keys.sessions
     by_session: dict[str, list[SpanRecord]] = defaultdict(list)
     for record in records:
         by_session[sessions_by_trace[record.trace_id]].append(record)
-    sessions = _sessions_locked(by_session)
+    sessions = _sessions_locked(by_session, also=keys.provisional)
     adopted = placeholders_adopted(
         sessions_by_trace={r.trace_id: sessions_by_trace[r.trace_id] for r in records},
         sessions=sessions,
+        rooted=keys.rooted,
     )
     invocations = [
         ToolInvocation(session_id=session_id, **facts[record.trace_id, record.span_id])
@@ -359,10 +327,13 @@ def _write(
     return unsettled
 
 
-def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, DiagnosisSession]:
+def _sessions_locked(
+    by_session: dict[str, list[SpanRecord]], *, also: Iterable[str] = ()
+) -> dict[str, DiagnosisSession]:
     """The sessions, created RUNNING when new, locked. Those there are locked in one
-    statement together with the placeholders of their traces (which placeholders_adopted
-    moves to them), so that requests of the same traces at once wait for each other rather
+    statement together with the placeholders of their traces and the sessions `also`
+    (the provisional sessions of traces a root named: placeholders_adopted moves both to
+    them), so that requests of the same traces at once wait for each other rather
     than deadlock; only then are the new ones created. A session gone since it was read (a
     placeholder another request moved) is not created again: the attempt lost a race, and
     the next finds where the trace's spans went."""
@@ -373,14 +344,15 @@ def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, Diagn
         )
     )
     locked = DiagnosisSession.objects.select_for_update().order_by("id")
-    sessions = {s.session_id: s for s in locked.filter(session_id__in=set(by_session) | traces)}
+    wanted = set(by_session) | traces | set(also)
+    sessions = {s.session_id: s for s in locked.filter(session_id__in=wanted)}
     # Only those the lock did not find either: an insert that finds the row another
     # request inserted takes a shared lock on it, and two such requests deadlocked
     # locking it.
     missing = [
         DiagnosisSession(
             session_id=session_id,
-            query=_question(group) or "",
+            query=_question(group, session_id) or "",
             user_id=next((r.user_id[:64] for r in group if r.user_id), None),
             status=SessionStatus.RUNNING,
         )
@@ -398,9 +370,19 @@ def _sessions_locked(by_session: dict[str, list[SpanRecord]]) -> dict[str, Diagn
     return {key: sessions[key] for key in by_session}
 
 
-def _question(group: list[SpanRecord]) -> str | None:
-    """The question from the agent span, else from the earliest model call."""
-    ordered = sorted(group, key=lambda r: (r.role != "agent", not r.is_root, r.started_at))
+def _question(group: list[SpanRecord], session_id: str) -> str | None:
+    """The question from the agent span, else from the earliest model call: the root's
+    first, then those of the spans naming this session (not a sub-agent's, which names a
+    conversation of its own and asks what the agent delegated)."""
+    ordered = sorted(
+        group,
+        key=lambda r: (
+            not r.is_root,
+            bool(r.session_hint) and r.session_hint != session_id,
+            r.role != "agent",
+            r.started_at,
+        ),
+    )
     for record in ordered:
         if record.role in ("agent", "model"):
             text = question_of(record.attributes)
@@ -418,7 +400,7 @@ def _session_update(
 ) -> None:
     changed = []
     if not session.query:
-        question = _question(group)
+        question = _question(group, session.session_id)
         if question:
             session.query = question
             changed.append("query")

@@ -84,6 +84,25 @@ def traces_view(request: HttpRequest) -> HttpResponse:
         return _unavailable(request)
 
 
+@csrf_exempt
+def otlp_not_found(request: HttpRequest) -> HttpResponse:
+    """404 as a google.rpc.Status in the request's encoding (JSON when it is neither), on
+    the OTLP paths that take no traces: `/v1/traces/`, and `/v1/metrics` and `/v1/logs`,
+    where an exporter pointed at the service's base (OTEL_EXPORTER_OTLP_ENDPOINT) sends
+    its other signals. It reads no body and asks no key."""
+    try:
+        encoding = otlp_wire.encoding_of(request.content_type or "")
+    except WireError:
+        encoding = None
+    path = request.path.rstrip("/")
+    if path == "/v1/traces":
+        message = "OTLP trace 的地址是 /v1/traces（不带末尾的斜杠）"
+    else:
+        signal = path.rsplit("/", 1)[-1]
+        message = f"此服务只接收 trace（POST /v1/traces），不接收 {signal}"
+    return _error(encoding, 404, message)
+
+
 def _unavailable(request: HttpRequest) -> HttpResponse:
     """503 with Retry-After, which exporters retry, in the request's encoding."""
     encoding = getattr(request, "otlp_encoding", None)
@@ -169,11 +188,27 @@ def _answer_message(rejected: list[str], notes: list[str]) -> str:
     return "。".join(part.rstrip("。") for part in parts)
 
 
+# The spans named with a reason shared by many, as many as the answer lists.
+_SPANS_LISTED = 5
+
+
 def _reasons(reasons: list[str]) -> str:
-    counted: dict[str, int] = {}
+    """The reasons, those sharing their first part (`<why>：<span>`: the spans refused
+    for one reason, the notes about one span) on one line with their count: `<why>：<span
+    a>、<span b> (x2)`."""
+    grouped: dict[str, list[str]] = {}
     for reason in reasons:
-        counted[reason] = counted.get(reason, 0) + 1
-    parts = [f"{reason} (x{count})" if count > 1 else reason for reason, count in counted.items()]
+        head, _, detail = reason.partition("：")
+        details = grouped.setdefault(head, [])
+        details.append(detail)
+    parts = []
+    for head, details in grouped.items():
+        shown = list(dict.fromkeys(detail for detail in details if detail))
+        text = head
+        if shown:
+            more = " 等" if len(shown) > _SPANS_LISTED else ""
+            text += "：" + "、".join(shown[:_SPANS_LISTED]) + more
+        parts.append(f"{text} (x{len(details)})" if len(details) > 1 else text)
     text = "；".join(parts[:10])
     return text if len(parts) <= 10 else text + f"；另有 {len(parts) - 10} 种原因"
 

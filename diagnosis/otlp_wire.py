@@ -33,7 +33,7 @@ JSON = "application/json"
 _READ_CHUNK = 64 * 1024
 
 # google.rpc.Code values for the Status body of an error answer.
-_RPC_CODES = {400: 3, 401: 16, 403: 7, 413: 8, 415: 3, 429: 8, 503: 14}
+_RPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 413: 8, 415: 3, 429: 8, 503: 14}
 
 
 class WireError(Exception):
