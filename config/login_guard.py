@@ -1,6 +1,7 @@
 """Failed admin logins: each one logged, and too many lock the login for a while.
 
-Failures are counted per username (as typed, in any letter case) and per client address
+Failures are counted per username (in any spelling that names the same account:
+same_account) and per client address
 (the one the API's rate limits see: TRUSTED_PROXY_COUNT), the way those limits count
 (config/throttling.py): one integer per window in Django's cache, shared by every
 process when REDIS_URL is set. A window opens at a failure and lasts
@@ -14,6 +15,7 @@ owner waits out the window like the rest.
 import hashlib
 import logging
 import math
+import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -75,7 +77,7 @@ class LoginAttempt:
     def _counts(self) -> tuple[LoginFailureCount, LoginFailureCount]:
         # A digest: a username as typed may hold anything, of any length, and the cache's
         # key should not.
-        username = hashlib.sha256(self.username.casefold().encode()).hexdigest()
+        username = hashlib.sha256(same_account(self.username).encode()).hexdigest()
         return (
             LoginFailureCount("admin-login-user", username),
             LoginFailureCount("admin-login-address", self.client_address),
@@ -83,6 +85,15 @@ class LoginAttempt:
 
     def _log_fields(self) -> dict[str, str]:
         return {"username": self.username, "client_address": self.client_address}
+
+
+def same_account(username: str) -> str:
+    """One form of every spelling of a username that logs in as the same account: the
+    login form trims it and NFKC-normalises it (full-width ｒｏｏｔ is root), and MySQL's
+    and MariaDB's default collations match it in any letter case and without accents
+    (röot is root). Counted under one name, each spelling shares the lock."""
+    name = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", username.strip()))
+    return "".join(c for c in name if not unicodedata.combining(c)).casefold()
 
 
 def admin_login_locked_for(*, attempt: LoginAttempt) -> int:

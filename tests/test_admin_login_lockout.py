@@ -134,6 +134,16 @@ def test_the_usernames_count_ignores_letter_case(root) -> None:
     assert log_in("Root", PASSWORD, address="10.0.8.1").status_code == 429
 
 
+@pytest.mark.parametrize("variant", ["root ", " root", "ｒｏｏｔ", "röot", "RÖÖT "])
+def test_the_usernames_count_holds_for_every_spelling_that_logs_in_as_it(root, variant) -> None:
+    # The form trims and NFKC-normalises a username, and MariaDB's collation matches it
+    # without accents: each spelling is the same account, so it shares the lock.
+    for n in range(10):
+        log_in("root", f"guess-{n}", address=f"10.0.1.{n}")
+
+    assert log_in(variant, PASSWORD, address="10.0.2.1").status_code == 429
+
+
 def test_the_metrics_tell_failed_logins_and_lockouts_from_viewing_the_form(root) -> None:
     viewed = {"route": "admin:login", "method": "GET", "status": "200"}
     failed = {"route": "admin:login", "method": "POST", "status": "200"}
