@@ -19,9 +19,9 @@ for them a second time.
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.views.main import PAGE_VAR
+from django.contrib.admin.views.main import ERROR_FLAG, PAGE_VAR
 from django.core.paginator import InvalidPage, Page, Paginator
 from django.db import DatabaseError, connections
 from django.db.models import QuerySet
@@ -225,6 +225,16 @@ class EstimatedCountAdminMixin:
         return changelist
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        if ERROR_FLAG in request.GET and request.method == "GET":
+            # Where Django sends a link with a filter, a value or a page the list does not
+            # take (`?e=1`): the whole list, which its export links would export too,
+            # shown as if that were what was asked for.
+            messages.warning(
+                request,
+                _(
+                    "The link asked for a filter, a value or a page this list does not have: it shows every row."
+                ),
+            )
         response = super().changelist_view(request, extra_context)  # type: ignore[misc]
         context = getattr(response, "context_data", None) or {}
         changelist = context.get("cl")

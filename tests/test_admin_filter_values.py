@@ -141,3 +141,12 @@ def test_a_tag_past_the_hundred_the_tag_filter_lists_still_filters(admin_client)
     response = admin_client.get("/admin/feedback/badcase/", {"tag": "tag-119"})
 
     assert response.status_code == 200
+
+
+def test_the_list_a_refused_filter_reopens_says_it_shows_every_row(admin_client) -> None:
+    response = admin_client.get(
+        "/admin/caselibrary/caselibrary/", {"still_general": "banana"}, follow=True
+    )
+
+    assert response.redirect_chain[-1][0].endswith("?e=1")
+    assert "it shows every row" in response.content.decode()
