@@ -21,6 +21,7 @@ from django.template.defaultfilters import linebreaksbr
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
@@ -183,7 +184,8 @@ class EvidenceScoreBandFilter(admin.SimpleListFilter):
     parameter_name = "score_band"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return ScoreBand.choices
+        # Capitalised as the other filters' choices are ("Pending", "Today").
+        return [(band, capfirst(label)) for band, label in ScoreBand.choices]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         band = self.value()

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.factories import BadCaseReviewFactory
+from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +43,16 @@ def test_the_chinese_review_form_keeps_its_translated_labels(admin_client, setti
     shown = labels(admin_client, review)
 
     assert [shown[name] for name in FIELDS] == ["复核状态", "复核备注", "处理人", "标签"]
+
+
+def test_the_english_filter_choices_are_capitalised_as_the_others_beside_them(
+    admin_client, admin_in_english
+) -> None:
+    DiagnosisSessionFactory(not_useful=True)
+
+    bad_cases = admin_client.get("/admin/feedback/badcase/").content.decode()
+    sessions = admin_client.get("/admin/diagnosis/diagnosissession/").content.decode()
+
+    for page in (bad_cases, sessions):
+        assert ">Pending</a>" in page and ">Not scored</a>" in page
+    assert ">Open (new or triaged)</a>" in bad_cases

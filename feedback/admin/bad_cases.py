@@ -12,6 +12,7 @@ from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
+from django.utils.text import capfirst
 from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -54,7 +55,7 @@ class ReviewStateFilter(admin.SimpleListFilter):
     parameter_name = "review_state"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
-        return [("open", _("open (new or triaged)")), *ReviewState.choices]
+        return [("open", capfirst(_("open (new or triaged)"))), *ReviewState.choices]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         value = self.value()
