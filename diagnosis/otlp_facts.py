@@ -79,6 +79,14 @@ def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> ToolF
     return ToolFacts(body, ignored)
 
 
+def hint_read(key: str, value: Any) -> str | int | None:
+    """A hint's value as tool_facts_body reads it (a choice in its own case, a count as an
+    integer); None when it reads none there."""
+    if key == HITS_ATTRIBUTE:
+        return _hits({key: value}, [])
+    return _choice({key: value}, key, TOOL_KINDS if key == KIND_ATTRIBUTE else MATCH_LEVELS, [])
+
+
 def _choice(
     attributes: dict[str, Any], key: str, allowed: Allowed, ignored: list[str]
 ) -> str | None:

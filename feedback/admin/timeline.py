@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from caselibrary.selectors import session_case_searches
 from diagnosis.models import DiagnosisSession, Span, SpanRole, ToolInvocation
-from diagnosis.otlp_facts import HITS_ATTRIBUTE, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE
+from diagnosis.otlp_facts import HITS_ATTRIBUTE, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE, hint_read
 from diagnosis.otlp_mapping import TRUNCATED_ATTRIBUTE
 from diagnosis.selectors import (
     TIMELINE_ROWS,
@@ -135,20 +135,10 @@ _HINTS = {
 
 
 def _hint_used(key: str, value: Any, fact: ToolInvocation) -> bool:
-    """Whether the stored fact holds the hint as sent, read as the ingest reads it
-    (diagnosis.otlp_facts: a choice in any case, a count as an integer, an integral double
-    or digits). A hint the ingest ignored left the fact derived as if it were absent."""
-    stored = _HINTS[key](fact)
-    if stored is None or isinstance(value, bool):
-        return False
-    if key != HITS_ATTRIBUTE:
-        return isinstance(value, str) and value.strip().casefold() == str(stored).casefold()
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        value = value.strip().lstrip("0") or "0"
-        return value == str(stored)
-    return value == stored
+    """Whether the stored fact holds the hint as the ingest reads it (otlp_facts): one it
+    ignored left the fact derived as if it were absent."""
+    read = hint_read(key, value)
+    return read is not None and read == _HINTS[key](fact)
 
 
 def _text(value: Any) -> str:
