@@ -23,6 +23,7 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
+from config.logging_settings import logging_settings
 from config.shown_query import shown_query
 
 ACCESS_LOG_VARIABLE = "GUNICORN_ACCESS_LOG"
@@ -67,24 +68,16 @@ def gunicorn_logconfig() -> dict[str, Any]:
     master's on_starting, each worker as it loads the application), and the access log's
     handler, which Django's LOGGING leaves alone."""
     log_format = _log_format()
+    # The service's own formatters and console handler (config/logging_settings.py), with
+    # only the filter that reads nothing of Django's requests.
+    service = logging_settings(level="INFO", log_format=log_format, queue_level="INFO")
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"session": {"()": "config.logging.SessionContextFilter"}},
-        "formatters": {
-            "json": {"()": "config.logging.JsonFormatter"},
-            "plain": {
-                "()": "config.logging.PlainFormatter",
-                "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
-            },
-        },
+        "filters": {"session": service["filters"]["session"]},
+        "formatters": service["formatters"],
         "handlers": {
-            "console": {
-                "class": "logging.StreamHandler",
-                "stream": "ext://sys.stderr",
-                "formatter": log_format,
-                "filters": ["session"],
-            },
+            "console": {**service["handlers"]["console"], "filters": ["session"]},
             "access": {
                 "class": "logging.StreamHandler",
                 "stream": "ext://sys.stdout",
