@@ -232,7 +232,8 @@ class EstimatedCountAdminMixin:
             messages.warning(
                 request,
                 _(
-                    "The link asked for a filter, a value or a page this list does not have: it shows every row."
+                    "The link asked for a filter, a value or a page this list does not "
+                    "have: it shows every row."
                 ),
             )
         response = super().changelist_view(request, extra_context)  # type: ignore[misc]
