@@ -22,9 +22,11 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import SpanFlags, Status
 
+from diagnosis.facts_rules import USER_ID_MAX_LENGTH
 from diagnosis.models import SpanRole
 from diagnosis.otlp_documents import documents_found, documents_text
 from diagnosis.otlp_messages import answer_of, question_of
+from diagnosis.services import stored_text
 
 # Where the session id is read, first found wins; the trace id when none is set.
 SESSION_ATTRIBUTES = (
@@ -184,7 +186,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         error_message=_error_message(span, redact, max_chars) if is_error else "",
         session_hint=_identifier(span, SESSION_ATTRIBUTES),
         session_hint_unusable=_unusable_identifier(span, SESSION_ATTRIBUTES),
-        user_id=_identifier(span, USER_ATTRIBUTES),
+        user_id=_user_id(span),
         parent_is_remote=_parent_is_remote(span),
     )
     if record.role == SpanRole.TOOL:
@@ -272,6 +274,17 @@ def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
             text = str(getattr(value, which))
             if text:
                 return text
+    return None
+
+
+def _user_id(span: ProtoSpan) -> str | None:
+    """Who asked, stored as the REST API stores a userId: the first of USER_ATTRIBUTES that
+    holds more than whitespace, as sent (see `_identifier`) less the whitespace around it
+    (stored_text), then its first 64 characters."""
+    for key in USER_ATTRIBUTES:
+        text = stored_text(_identifier(span, (key,)))
+        if text:
+            return text[:USER_ID_MAX_LENGTH]
     return None
 
 

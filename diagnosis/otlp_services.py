@@ -44,7 +44,13 @@ from diagnosis.otlp_placeholders import placeholders_adopted, placeholders_joine
 from diagnosis.otlp_races import RaceLost, retried
 from diagnosis.otlp_session_keys import TraceSessions, trace_sessions
 from diagnosis.serializers import tool_invocation_checked
-from diagnosis.services import SCORING_GROUP, SCORING_TASK, InvocationFacts
+from diagnosis.services import (
+    SCORING_GROUP,
+    SCORING_TASK,
+    InvocationFacts,
+    stored_facts,
+    stored_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +172,7 @@ def _checked_facts(
         elif record.role == "tool":
             body = tool_facts_body(record, catalog.get(record.tool_name))
             try:
-                facts[key] = tool_invocation_checked(body.body)
+                facts[key] = stored_facts(tool_invocation_checked(body.body))
             except serializers.ValidationError as exc:
                 problems = "; ".join(
                     f"{name}: {' '.join(messages)}"
@@ -353,7 +359,7 @@ def _sessions_locked(
         DiagnosisSession(
             session_id=session_id,
             query=_question(group, session_id) or "",
-            user_id=next((r.user_id[:64] for r in group if r.user_id), None),
+            user_id=next((r.user_id for r in group if r.user_id), None),
             status=SessionStatus.RUNNING,
         )
         for session_id, group in sorted(by_session.items())
@@ -373,7 +379,8 @@ def _sessions_locked(
 def _question(group: list[SpanRecord], session_id: str) -> str | None:
     """The question from the agent span, else from the earliest model call: the root's
     first, then those of the spans naming this session (not a sub-agent's, which names a
-    conversation of its own and asks what the agent delegated)."""
+    conversation of its own and asks what the agent delegated). Stored as REST stores a
+    query (stored_text): one of whitespace alone is none."""
     ordered = sorted(
         group,
         key=lambda r: (
@@ -385,7 +392,7 @@ def _question(group: list[SpanRecord], session_id: str) -> str | None:
     )
     for record in ordered:
         if record.role in ("agent", "model"):
-            text = question_of(record.attributes)
+            text = stored_text(question_of(record.attributes))
             if text:
                 return text
     return None

@@ -10,7 +10,8 @@ and its name (`match_level`). A view reaching them with bad values still answers
 Text is stored as every way in stores it: a query, a userId and an invocation's
 invocationId, tool name, query and error message without the whitespace around them
 (stored_text(), which the API's fields for them apply too, so that they check the value
-that is stored); an answer as given (Markdown may open with an indent).
+that is stored), an invocation's query or error message left empty as null (no text, as
+if absent: stored_facts()); an answer as given (Markdown may open with an indent).
 """
 
 import logging
@@ -60,6 +61,10 @@ INVOCATION_CONTENT = (
     "duration_ms",
 )
 _TRIMMED_FACTS = tuple(field for field, fact in INVOCATION_FACTS.items() if fact.trimmed)
+# The optional texts whose empty value is no text: stored null, as if absent, so that a
+# retry dropping an empty field repeats its call. (An empty invocationId or tool name is
+# refused, not taken for an absent one.)
+_EMPTY_AS_NULL = ("query", "error_message")
 
 
 def stored_text(value: T) -> T:
@@ -143,7 +148,7 @@ def invocations_record(
     concurrent batches for one session take turns, so overlapping retries store each
     fact once.
     """
-    invocations = [_stored_facts(facts) for facts in invocations]
+    invocations = [stored_facts(facts) for facts in invocations]
     _check(invocations_problems, session_id=session_id, invocations=invocations)
     rows = [ToolInvocation(session_id=session_id, **facts) for facts in invocations]
     with transaction.atomic():
@@ -155,7 +160,8 @@ def invocations_record(
         if keys:
             stored = ToolInvocation.objects.filter(session_id=session_id, invocation_id__in=keys)
             for key, *content in stored.values_list("invocation_id", *INVOCATION_CONTENT):
-                seen[key] = dict(zip(INVOCATION_CONTENT, content, strict=True))
+                # A row stored before empty texts were stored null may hold "".
+                seen[key] = _empty_as_null(dict(zip(INVOCATION_CONTENT, content, strict=True)))
         new_rows = []
         for row in rows:
             key = row.invocation_id
@@ -204,13 +210,21 @@ def session_complete(
     return session, True
 
 
-def _stored_facts(facts: T) -> T:
-    """One invocation's facts with their text as stored (a caller's mapping is not
-    changed); anything but a mapping is left for the checks to name."""
+def stored_facts(facts: T) -> T:
+    """One invocation's facts with their text as stored, whichever way they came in: text
+    trimmed, an empty query or error message null (a caller's mapping is not changed);
+    anything but a mapping is left for the checks to name."""
     if not isinstance(facts, Mapping):
         return facts
     trimmed = {field: stored_text(facts[field]) for field in _TRIMMED_FACTS if field in facts}
-    return {**facts, **trimmed}  # type: ignore[return-value]
+    return _empty_as_null({**facts, **trimmed})  # type: ignore[return-value]
+
+
+def _empty_as_null(facts: dict[str, Any]) -> dict[str, Any]:
+    for field in _EMPTY_AS_NULL:
+        if facts.get(field) == "":
+            facts[field] = None
+    return facts
 
 
 def _check(problems_of: Callable[..., dict], **arguments: Any) -> None:
