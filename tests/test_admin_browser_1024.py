@@ -6,10 +6,13 @@ values are not cut in two mid-word."""
 from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import Permission, User
 from playwright.sync_api import expect
 
+from caselibrary.models import CaseLibrary
+from feedback.models import ReviewTag
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
-from tests.test_admin_browser import SCREENSHOTS, browser, log_in  # noqa: F401
+from tests.test_admin_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401
 from tests.test_admin_browser_widths import (  # noqa: F401
     BROKEN_WORDS,
     COLUMN_WIDTH,
@@ -33,6 +36,12 @@ WIDTHS = """() => ({page: document.documentElement.scrollWidth,
   window: document.documentElement.clientWidth,
   list: document.querySelector('#changelist .results').scrollWidth,
   box: document.querySelector('#changelist .results').clientWidth})"""
+
+
+def layout_screenshot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The whole page, in artifacts/screenshots/layout_1024/."""
+    (SCREENSHOTS / "layout_1024").mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "layout_1024" / f"{name}.png"), full_page=True)
 
 
 def real_sessions() -> None:
@@ -156,10 +165,7 @@ def test_the_list_fits_a_1024_pixel_screen_with_its_wide_column_readable_and_wor
     broken = page.locator(f"#result_list tbody :is({short_cells})").evaluate_all(BROKEN_WORDS)
     broken_in_wide = wide_cells.evaluate_all(NEEDLESS_BREAKS)
     language = "english" if english else "chinese"
-    (SCREENSHOTS / "layout_1024").mkdir(parents=True, exist_ok=True)
-    page.screenshot(
-        path=str(SCREENSHOTS / "layout_1024" / f"{name}_{language}.png"), full_page=True
-    )
+    layout_screenshot(page, f"{name}_{language}")
     page.context.close()
 
     assert widths["page"] <= widths["window"] == WIDTH, widths
@@ -186,3 +192,149 @@ def test_the_navigation_is_as_narrow_on_every_page_of_a_1024_pixel_screen(
     page.context.close()
 
     assert set(widths.values()) == {181}, widths
+
+
+# The links above the list and in its filters, each at its centre: those in view whose
+# centre is covered by another element (the export buttons over the header's links). The
+# sorting links of the list's headers, Django's own, are left out.
+COVERED_LINKS = """() => [...document.querySelectorAll('#content a:not(#result_list a)')]
+.flatMap(link => {
+  const rect = link.getBoundingClientRect();
+  if (!rect.width || !rect.height || rect.bottom > innerHeight) return [];
+  const top = document.elementFromPoint(rect.left + rect.width / 2, rect.top + rect.height / 2);
+  return top && !link.contains(top) ? [`${link.textContent.trim()} under ${top.outerHTML}`] : [];
+})"""
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+@pytest.mark.parametrize("width", [WIDTH, 1366])
+def test_no_button_of_the_bad_case_list_covers_a_link_of_its_header(
+    browser,  # noqa: F811
+    live_server,
+    admin_user,  # noqa: F811
+    settings,
+    width,
+    english,
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    real_bad_cases()
+    page = log_in(browser, live_server, admin_user, width=width, english=english)
+    page.set_viewport_size({"width": width, "height": 768})
+
+    page.goto(page.base_url + "/admin/feedback/badcase/")
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(REAL_QUESTIONS))
+    covered = page.evaluate(COVERED_LINKS)
+    language = "english" if english else "chinese"
+    layout_screenshot(page, f"header_{width}_{language}")
+    page.context.close()
+
+    assert covered == [], covered
+
+
+# The first row's top against the page's, 768 px high: a hundred tags above the list
+# took 1342 px, the first case at 1790 px rather than on the first screen.
+FIRST_ROW_TOP = """() => document.querySelector('#result_list tbody tr')
+  .getBoundingClientRect().top + scrollY"""
+SCREEN_HEIGHT = 768
+# A hundred tags lower the list by no more than the few lines a filter shows before its
+# own scroll.
+TAGS_MAX_DROP = 60
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+def test_a_hundred_tags_leave_the_first_bad_cases_on_the_first_screen_at_1024_pixels(
+    browser,  # noqa: F811
+    live_server,
+    admin_user,  # noqa: F811
+    settings,
+    english,
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    real_bad_cases()
+    page = log_in(browser, live_server, admin_user, width=WIDTH, english=english)
+    page.set_viewport_size({"width": WIDTH, "height": SCREEN_HEIGHT})
+    page.goto(page.base_url + "/admin/feedback/badcase/")
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(REAL_QUESTIONS))
+    top_with_one_tag = page.evaluate(FIRST_ROW_TOP)
+
+    areas = ("payment", "order", "redis", "kafka", "dns", "k8s-node", "gateway")
+    for n in range(104):
+        ReviewTag.objects.create(name=f"{areas[n % len(areas)]}-{n:03d}-followup")
+    page.reload()
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(REAL_QUESTIONS))
+    top = page.evaluate(FIRST_ROW_TOP)
+    tags_listed = page.locator("#changelist-filter details:has(a[href*='tag=']) li").count()
+    language = "english" if english else "chinese"
+    layout_screenshot(page, f"tags_{language}")
+    page.context.close()
+
+    assert ReviewTag.objects.count() == 105
+    assert tags_listed == 101, tags_listed  # "All" and the hundred the filter lists
+    assert top - top_with_one_tag <= TAGS_MAX_DROP, (top_with_one_tag, top)
+    assert top < SCREEN_HEIGHT, top
+
+
+# Error codes as the logs spell them, some longer than a column can show on a line.
+LONG_ERROR_CODES = (
+    "RedisCommandTimeoutException",
+    "java.util.concurrent.RejectedExecutionException",
+    "KafkaConsumerRebalanceInProgressException",
+    "CrashLoopBackOff",
+    "",
+    "ERR_RATE_LIMITED",
+)
+
+
+@pytest.fixture
+def case_reader(transactional_db) -> User:  # type: ignore[no-untyped-def]
+    """A reviewer: reads the case library, changes none of it (its codes shown as text)."""
+    user = User.objects.create_user("qa_reviewer", password=PASSWORD, is_staff=True)
+    user.user_permissions.set(
+        Permission.objects.filter(
+            codename__in=["view_caselibrary", "view_faultcategory", "view_badcase"]
+        )
+    )
+    return user
+
+
+# The room a case's title has beside the other columns, by window width: at 1366 px, beside
+# the filters, a title had 88 to 136 px, three words a line, and 42 beside a long code.
+TITLE_ROOM = {WIDTH: TITLE_MIN_WIDTH, 1366: 160}
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+@pytest.mark.parametrize("who", ["reviewer", "superuser"])
+@pytest.mark.parametrize("width", list(TITLE_ROOM))
+def test_the_case_list_with_long_error_codes_fits_its_box_with_room_for_the_title(
+    browser,  # noqa: F811
+    live_server,
+    admin_user,  # noqa: F811
+    case_reader,
+    settings,
+    width,
+    who,
+    english,
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    real_cases()
+    for n, case in enumerate(CaseLibrary.objects.order_by("pk")):
+        case.error_code = LONG_ERROR_CODES[n % len(LONG_ERROR_CODES)]
+        case.save(update_fields=["error_code"])
+    user = case_reader if who == "reviewer" else admin_user
+    page = log_in(browser, live_server, user, width=width, english=english)
+    page.set_viewport_size({"width": width, "height": 768})
+
+    page.goto(page.base_url + "/admin/caselibrary/caselibrary/")
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(REAL_QUESTIONS))
+    widths = page.evaluate(WIDTHS)
+    room = page.locator("#result_list tbody .field-title").evaluate_all(TEXT_ROOM)
+    codes = page.locator("#result_list tbody td.field-error_code")
+    cut_codes = codes.evaluate_all(NEEDLESS_BREAKS)
+    language = "english" if english else "chinese"
+    layout_screenshot(page, f"long_codes_{width}_{who}_{language}")
+    page.context.close()
+
+    assert widths["page"] <= widths["window"] == width, widths
+    assert widths["list"] <= widths["box"], widths
+    assert room >= TITLE_ROOM[width], room
+    assert cut_codes == [], cut_codes
