@@ -94,11 +94,6 @@ def feedback_token_read(*, token: str) -> FeedbackTokenClaims:
     raise FeedbackTokenInvalid()
 
 
-def feedback_token_session(*, token: str) -> str:
-    """The sessionId the token was made for; raises when it is not usable."""
-    return feedback_token_read(token=token).session_id
-
-
 def feedback_token_fits_session(*, claims: FeedbackTokenClaims) -> bool:
     """Whether the session now under the token's sessionId is the one it was made for.
     True when there is none (the feedback answers that: 404), and for a token that names

@@ -9,7 +9,7 @@ import yaml
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from diagnosis.feedback_tokens import feedback_token_for, feedback_token_session
+from diagnosis.feedback_tokens import feedback_token_for, feedback_token_read
 from diagnosis.models import DiagnosisSession
 from feedback.models import FeedbackEntry
 from tests.factories import DiagnosisSessionFactory
@@ -59,7 +59,7 @@ def test_a_frontend_key_gets_a_token_that_works_from_the_chat_page(
     body = response.json()
     assert list(body) == ["sessionId", "feedbackToken", "expiresIn"]
     assert (body["sessionId"], body["expiresIn"]) == ("ref-1", 3600)
-    assert feedback_token_session(token=body["feedbackToken"]) == "ref-1"
+    assert feedback_token_read(token=body["feedbackToken"]).session_id == "ref-1"
     sent = page_sends(body["feedbackToken"], {"sessionId": "ref-1", "feedback": "not_useful"})
     assert sent.status_code == 200
     assert sent.json() == {"success": True, "message": "反馈已记录", "caseId": None}
@@ -95,7 +95,7 @@ def test_keys_that_are_handed_tokens_with_their_sessions_get_one_here_too(
     response = make_client(scope).post(refresh_url("ref-1"))
 
     assert response.status_code == 200
-    assert feedback_token_session(token=response.json()["feedbackToken"]) == "ref-1"
+    assert feedback_token_read(token=response.json()["feedbackToken"]).session_id == "ref-1"
 
 
 def test_a_curator_key_is_403(finished, make_client) -> None:
