@@ -29,6 +29,7 @@ INVALID_FEEDBACK = f"feedback 取值无效，允许的值：{ALLOWED_FEEDBACK}"
 NOT_A_JSON_OBJECT = "请求体必须是 JSON 对象"
 ALLOWED_REASONS = ", ".join(FeedbackReason.values)
 INVALID_REASON = f"reason 取值无效，允许的值：{ALLOWED_REASONS}"
+REASON_WITH_USEFUL = "reason 只能与 feedback=not_useful 一起提交"
 CORRECTION_MAX_LENGTH = 10_000
 CREDENTIAL_IN_BODY = "反馈令牌只能放在请求头中：Authorization: Feedback <token>"
 # Keys a client might put a token under by mistake: refused, never read.
@@ -80,10 +81,16 @@ def feedback_body_from(data: Any) -> FeedbackBody:
     # belongs in the Authorization header only.
     if any(key in data for key in TOKEN_BODY_KEYS):
         raise InvalidFeedbackBody(CREDENTIAL_IN_BODY)
+    session_id = _session_id(data.get("sessionId"))
+    feedback = _choice(data.get("feedback"), Feedback.values, INVALID_FEEDBACK)
+    reason = _reason(data.get("reason"))
+    # A reason says what was wrong with the answer.
+    if reason and feedback == Feedback.USEFUL:
+        raise InvalidFeedbackBody(REASON_WITH_USEFUL)
     return FeedbackBody(
-        session_id=_session_id(data.get("sessionId")),
-        feedback=_choice(data.get("feedback"), Feedback.values, INVALID_FEEDBACK),
-        reason=_reason(data.get("reason")),
+        session_id=session_id,
+        feedback=feedback,
+        reason=reason,
         comment=_free_text(data, "comment"),
         correction=_free_text(data, "correction"),
     )
@@ -175,7 +182,7 @@ FEEDBACK_BODY_SCHEMA = {
             "type": "string",
             "enum": FeedbackReason.values,
             "nullable": True,
-            "description": "Optional: why the answer was not useful.",
+            "description": "Optional, with not_useful only: why the answer was not useful.",
         },
         "comment": {
             "type": "string",

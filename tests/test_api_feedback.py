@@ -197,6 +197,11 @@ BAD_FEEDBACK = "feedback 取值无效，允许的值：useful, not_useful"
         ({"sessionId": "fb 1", "feedback": "useful"}, INVALID_ID),
         ({"sessionId": "fb-1';--", "feedback": "useful"}, INVALID_ID),
         ({"sessionId": "fb-1\x00", "feedback": "useful"}, INVALID_ID),
+        # A reason says what was wrong: it goes with not_useful only.
+        (
+            {"sessionId": "fb-1", "feedback": "useful", "reason": "other"},
+            "reason 只能与 feedback=not_useful 一起提交",
+        ),
         # One problem, one message: the first in the order sessionId, feedback, reason...
         ({"sessionId": 42, "feedback": "Useful", "reason": 1}, "sessionId 必须是字符串"),
     ],

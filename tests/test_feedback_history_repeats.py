@@ -95,7 +95,8 @@ def test_the_same_words_with_another_verdict_are_a_second_row(finished) -> None:
     reader = browser()
 
     send(reader)
-    useful = send(reader, feedback="useful")
+    # A reason goes with not_useful only: the same comment and correction.
+    useful = send(reader, feedback="useful", reason=None)
 
     assert [row[0] for row in history()] == ["not_useful", "useful"]
     assert useful["caseId"] == CaseLibrary.objects.get().case_id
