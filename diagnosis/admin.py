@@ -336,5 +336,6 @@ class ToolCatalogAdmin(admin.ModelAdmin):
         return super().get_changelist_form(request, form=ToolCatalogListForm, **kwargs)
 
 
-# django-q2's lists, in the console's style (registered on import).
-from diagnosis import task_queue_admin  # noqa: E402, F401
+# The tool invocations a page at a time, and django-q2's lists in the console's style
+# (registered on import).
+from diagnosis import admin_invocations, task_queue_admin  # noqa: E402, F401

@@ -24,10 +24,9 @@ from diagnosis.admin import (
     score_badge,
     session_change_url,
 )
-from diagnosis.selectors import session_invocations
 from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
-from feedback.admin.invocations import invocations_table
+from feedback.admin.invocations import session_invocations_table
 from feedback.admin.queues import (
     AssigneeFilter,
     ReviewQueueMixin,
@@ -45,9 +44,6 @@ from feedback.selectors import (
     sessions_confident_but_wrong,
 )
 from feedback.services import bad_case_review_update, bad_cases_mark
-
-# Above this many calls the bad-case page shows the first ones and links to the session.
-INVOCATIONS_SHOWN = 300
 
 
 class ReviewStateFilter(admin.SimpleListFilter):
@@ -298,11 +294,7 @@ class BadCaseAdmin(
     def invocations_table(self, obj: BadCase) -> SafeString:
         # A table rather than an inline formset: this page is a form that is posted, and
         # a few hundred inline rows would be a few hundred posted fields for nothing.
-        calls = list(session_invocations(session_id=obj.session_id)[: INVOCATIONS_SHOWN + 1])
-        more = None
-        if len(calls) > INVOCATIONS_SHOWN:
-            more = (session_change_url(obj.pk), _("More calls: see them all on the session page."))
-        return invocations_table(calls[:INVOCATIONS_SHOWN], more=more)
+        return session_invocations_table(session_id=obj.session_id)
 
     # --- actions
 

@@ -1,5 +1,7 @@
-"""A session's tool invocations as a read-only table: all of them on the session page, the
-first ones on the bad-case page.
+"""A session's tool invocations as a read-only table, on the session's page and the bad
+case's: the first INVOCATIONS_SHOWN of them, and for a session with more (an agent in a
+loop, a long trace: 20,000 calls) how many there are and a link to the list of them all,
+a page at a time (diagnosis/admin_invocations.py).
 
 Rendered with `format_html_join`, not as an inline formset: these pages edit nothing, and
 the admin's read-only inline builds a form and a field helper per cell (a session of 200
@@ -8,11 +10,17 @@ calls: the page took 430 ms, 200 ms of them in the inline's cells)."""
 from collections.abc import Sequence
 
 from django.utils import timezone
+from django.utils.formats import number_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
+from diagnosis.admin_invocations import session_invocations_url
 from diagnosis.models import InvocationStatus, MatchLevel, ToolInvocation, ToolKind
+from diagnosis.selectors import session_invocations
+
+# As many as the session's timeline shows (diagnosis.selectors.TIMELINE_ROWS).
+INVOCATIONS_SHOWN = 500
 
 # The columns, headed by the fields' own (translated) names. admin.css finds them by
 # position (`table.invocations td:nth-child(n)`; the cells stay bare `<td>`s): reorder
@@ -30,10 +38,35 @@ COLUMNS = (
 )
 
 
+def session_invocations_table(*, session_id: str) -> SafeString:
+    """The session's first calls in the order recorded, and when it has more, how many
+    and a link to them all. Two statements at most, whatever the number of calls."""
+    calls = list(session_invocations(session_id=session_id)[: INVOCATIONS_SHOWN + 1])
+    if len(calls) <= INVOCATIONS_SHOWN:
+        return invocations_table(calls)
+    # Counted only when cut short, off the session's entries in the unique (session_id,
+    # invocation_id) index.
+    total = session_invocations(session_id=session_id).count()
+    note = format_html(
+        '<p class="help invocations-cut">{} <a href="{}">{}</a></p>',
+        _(
+            "The first %(shown)s of %(total)s tool invocations are shown, in the order "
+            "they were recorded."
+        )
+        % {
+            "shown": number_format(INVOCATIONS_SHOWN, force_grouping=True),
+            "total": number_format(total, force_grouping=True),
+        },
+        session_invocations_url(session_id),
+        _("See them all, page by page"),
+    )
+    return invocations_table(calls[:INVOCATIONS_SHOWN], note=note)
+
+
 def invocations_table(
-    calls: Sequence[ToolInvocation], *, more: tuple[str, str] | None = None
+    calls: Sequence[ToolInvocation], *, note: SafeString | str = ""
 ) -> SafeString:
-    """The calls in the order given; `more`: a link (url, text) under the table."""
+    """The calls in the order given; `note`: said under the table."""
     if not calls:
         return format_html("<em>{}</em>", _("no tool invocations"))
     # Each label translated once, not once a row.
@@ -65,12 +98,11 @@ def invocations_table(
         "<th>{}</th>",
         ((ToolInvocation._meta.get_field(name).verbose_name,) for name in COLUMNS),
     )
-    link = format_html('<p><a href="{}">{}</a></p>', *more) if more else ""
     # In a box of its own that scrolls sideways when the table is wider than the page.
     return format_html(
         '<div class="invocations-box"><table class="invocations"><thead><tr>{}</tr></thead>'
         "<tbody>{}</tbody></table></div>{}",
         headers,
         rows,
-        link,
+        note,
     )

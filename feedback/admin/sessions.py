@@ -22,10 +22,9 @@ from caselibrary.services.cases import session_can_become_case
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
 from diagnosis.models import DiagnosisSession, SessionStatus, Span
-from diagnosis.selectors import session_invocations
 from evaluation.services import SCORABLE_STATUSES
 from feedback.admin.evidence import EvidenceTablesMixin
-from feedback.admin.invocations import invocations_table
+from feedback.admin.invocations import session_invocations_table
 from feedback.admin.reader_history import ReaderHistoryMixin
 from feedback.admin.timeline import span_attributes_html, timeline_html
 
@@ -242,7 +241,7 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
 
     @admin.display(description=_("tool invocations"))
     def invocations_table(self, obj: DiagnosisSession) -> SafeString:
-        return invocations_table(list(session_invocations(session_id=obj.session_id)))
+        return session_invocations_table(session_id=obj.session_id)
 
     @admin.display(description=_("timeline"))
     def timeline(self, obj: DiagnosisSession) -> SafeString:
