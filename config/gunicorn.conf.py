@@ -11,7 +11,8 @@ worker's counters. With CASE_SEARCH_WARM_ON_START, a worker loads what a search 
 it starts. The worker timeout outlasts a request that waits on a hanging database, so that
 the request still answers 503 (see _worker_timeout()). gunicorn's own lines are the
 service's JSON lines, and each request has an access line on stdout
-(config/gunicorn_logging.py; GUNICORN_ACCESS_LOG=0 turns it off)."""
+(config/gunicorn_logging.py; GUNICORN_ACCESS_LOG=0 turns it off). What gunicorn answers
+itself (a request line over its limit: 414) is JSON as well (config/gunicorn_worker.py)."""
 
 import os
 import sys
@@ -78,6 +79,12 @@ else:
 # could send plain HTTP past the 403 https_required and the redirect to HTTPS. gunicorn
 # has no command-line option for this setting; it is read from this file only.
 secure_scheme_headers: dict[str, str] = {}
+
+# gunicorn's sync worker, whose own answers to what it refuses before Django sees it (a
+# request line or header fields over its limits, a request it cannot parse: 400, 414,
+# 431) are the API's JSON errors, not its HTML page (config/gunicorn_worker.py). A
+# --worker-class on the command line wins, and answers those in HTML again.
+worker_class = "config.gunicorn_worker.JsonErrorSyncWorker"
 
 # gunicorn's error log through the service's handler and formatter (LOG_FORMAT), and an
 # access line per request on stdout with its fields (config/gunicorn_logging.py).
