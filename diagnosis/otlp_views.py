@@ -138,7 +138,8 @@ def _traces(request: HttpRequest) -> HttpResponse:
             declared_length=_declared_length(request),
             limit=settings.OTLP_MAX_BODY_BYTES,
         )
-        export = otlp_wire.request_decoded(body, encoding)
+        decoded = otlp_wire.request_decoded(body, encoding)
+        export = decoded.request
         count = span_count(export)
         if count > settings.OTLP_MAX_SPANS:
             raise WireError(
@@ -150,7 +151,7 @@ def _traces(request: HttpRequest) -> HttpResponse:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
     result = traces_ingest(records=read.records, rejected=read.rejected)
-    message = _answer_message(result.rejected, result.notes)
+    message = _answer_message(result.rejected, decoded.notes + result.notes)
     # Spans stored with a note are not rejected: rejected_spans counts the spans lost, and
     # a message with none lost is a warning (OTLP: partial_success, rejected_spans 0).
     body = otlp_wire.response_body(encoding, rejected=len(result.rejected), message=message)

@@ -5,7 +5,9 @@ or gzip. Both are decoded by opentelemetry-proto's generated classes. OTLP JSON 
 from the protobuf JSON mapping in one way that matters: trace and span ids are hex
 strings, not base64; they are turned into base64 before the JSON is parsed. An id that
 is not hex is passed on empty, and the span is then rejected on its own (a partial
-success) rather than the whole request.
+success) rather than the whole request. A string that is not valid UTF-8 (an SDK cut a
+character in two) is read with U+FFFD for its invalid bytes and told in the answer, as
+diagnosis.otlp_lenient says; the protobuf runtime alone would refuse the whole body.
 
 Answers are in the request's encoding: ExportTraceServiceResponse on success (with
 `partial_success` when spans were rejected), google.rpc.Status on failure.
@@ -14,6 +16,7 @@ Answers are in the request's encoding: ExportTraceServiceResponse on success (wi
 import base64
 import binascii
 import json
+import logging
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +30,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from config.parsers import NumberTooLong, json_int
+from diagnosis.otlp_lenient import json_repaired, protobuf_repaired
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _READ_CHUNK = 64 * 1024
+
+logger = logging.getLogger(__name__)
 
 # google.rpc.Code values for the Status body of an error answer.
 _RPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 413: 8, 415: 3, 429: 8, 503: 14}
@@ -99,26 +105,82 @@ def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit
     return bytes(out)
 
 
-def request_decoded(body: bytes, encoding: Encoding) -> ExportTraceServiceRequest:
-    if encoding.content_type == PROTOBUF:
+@dataclass(frozen=True)
+class Decoded:
+    request: ExportTraceServiceRequest
+    # One per string that was not valid UTF-8, stored with U+FFFD (diagnosis.otlp_lenient).
+    notes: list[str]
+
+
+def request_decoded(body: bytes, encoding: Encoding) -> Decoded:
+    if encoding.content_type == JSON:
+        decoded = _json_decoded(body)
+    else:
         try:
-            return ExportTraceServiceRequest.FromString(body)
+            return Decoded(ExportTraceServiceRequest.FromString(body), [])
         except (DecodeError, ValueError, RuntimeError) as exc:
-            raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
+            # Read again, strings as bytes, only once the strict parse refused the body.
+            repaired = protobuf_repaired(body)
+            if repaired is None:
+                raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
+            decoded = Decoded(*repaired)
+    if decoded.notes:
+        logger.warning(
+            "read %d strings that were not valid UTF-8 with U+FFFD: %s",
+            len(decoded.notes),
+            "; ".join(decoded.notes[:5]),
+        )
+    return decoded
+
+
+_REFUSED = (json_format.ParseError, ValueError, TypeError, RecursionError)
+
+
+def _json_decoded(body: bytes) -> Decoded:
+    document, bytes_not_utf8 = _json_document(body)
+    notes = json_repaired(document) if bytes_not_utf8 else []
     try:
-        document = json.loads(body, parse_int=json_int)
+        return Decoded(_json_request(document), notes)
+    except (*_REFUSED, SystemError) as exc:
+        refused = exc
+    # A lone surrogate (a JSON escape of half a character, "\ud83d", or its UTF-8 bytes,
+    # which json.loads passes) is refused by the runtime, in a field name with a
+    # SystemError (upb): only then is the body read again and its strings repaired.
+    document, _ = _json_document(body)
+    notes = json_repaired(document)
+    if not notes:
+        if isinstance(refused, SystemError):
+            raise refused
+        raise WireError(400, f"JSON 请求体不是合法的 OTLP：{refused}")
+    try:
+        return Decoded(_json_request(document), notes)
+    except _REFUSED as exc:
+        raise WireError(400, f"JSON 请求体不是合法的 OTLP：{exc}") from None
+
+
+def _json_document(body: bytes) -> tuple[dict, bool]:
+    """The JSON object, and whether bytes of it were no UTF-8 (each kept as a lone
+    surrogate by "surrogateescape", for json_repaired; outside a string, an error)."""
+    bytes_not_utf8 = False
+    try:
+        try:
+            document = json.loads(body, parse_int=json_int)
+        except UnicodeDecodeError:
+            bytes_not_utf8 = True
+            document = json.loads(body.decode("utf-8-sig", "surrogateescape"), parse_int=json_int)
     except NumberTooLong as exc:
         raise WireError(400, str(exc)) from None
     except (ValueError, RecursionError) as exc:
         raise WireError(400, f"JSON 请求体无法解析：{exc}") from None
     if not isinstance(document, dict):
         raise WireError(400, "JSON 请求体必须是一个对象（ExportTraceServiceRequest）")
+    return document, bytes_not_utf8
+
+
+def _json_request(document: dict) -> ExportTraceServiceRequest:
     _hex_ids_to_base64(document)
     request = ExportTraceServiceRequest()
-    try:
-        json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
-        raise WireError(400, f"JSON 请求体不是合法的 OTLP：{exc}") from None
+    json_format.ParseDict(document, request, ignore_unknown_fields=True)
     return request
 
 
