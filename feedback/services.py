@@ -73,8 +73,8 @@ def feedback_submit(
         comment=comment,
         correction=correction,
     )
+    channel = FeedbackChannel.TOKEN if with_token else FeedbackChannel.API_KEY
     if checked.reason or checked.comment or checked.correction:
-        channel = FeedbackChannel.TOKEN if with_token else FeedbackChannel.API_KEY
         with transaction.atomic():
             # The session's row lock first: two copies of one body arriving together
             # then read the history one after the other, and the second finds the first.
@@ -90,6 +90,7 @@ def feedback_submit(
         extra={
             "session_id": session_id,
             "feedback": feedback,
+            "channel": channel.value,
             "changed": result.changed,
             "case_id": result.case_id,
         },

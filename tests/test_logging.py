@@ -48,6 +48,8 @@ def test_every_line_about_a_session_names_it(
     assert {entry["session_id"] for entry in messages.values()} == {"log-1"}
     assert messages["session scored"]["evidence_score"] == 50
     assert messages["feedback recorded"]["feedback"] == "useful"
+    # Sent with an API key (a browser's feedback token says "token").
+    assert messages["feedback recorded"]["channel"] == "api_key"
 
 
 def test_a_failed_request_about_a_session_is_logged_with_it(api, json_lines) -> None:
