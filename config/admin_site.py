@@ -1,6 +1,7 @@
 """The console's admin site: Django's, with a login that locks after too many failures
 (config/login_guard.py). Every failed login is logged; a locked one is answered 429 on
-the login page itself, without a look at the password."""
+the login page itself, without a look at the password; a login leaves the browser the
+cookie that spares it the lock a flood of failures puts on its account."""
 
 import math
 from typing import Any
@@ -14,7 +15,7 @@ from django.utils.translation import ngettext
 from config.login_guard import (
     LoginAttempt,
     admin_login_failed,
-    admin_login_locked_for,
+    admin_login_lock,
     admin_login_refused,
     admin_login_succeeded,
 )
@@ -49,18 +50,18 @@ class ConsoleAdminSite(AdminSite):
         if request.method != "POST":
             return super().login(request, extra_context)
         attempt = LoginAttempt.of(request)
-        seconds = admin_login_locked_for(attempt=attempt)
-        if seconds:
-            setattr(request, LOCKED_FOR, seconds)
-            admin_login_refused(attempt=attempt, seconds=seconds)
+        lock = admin_login_lock(attempt=attempt)
+        if lock:
+            setattr(request, LOCKED_FOR, lock.seconds)
+            admin_login_refused(attempt=attempt, lock=lock)
             response = super().login(request, extra_context)
             response.status_code = 429
-            response["Retry-After"] = str(seconds)
+            response["Retry-After"] = str(lock.seconds)
             return response
         response = super().login(request, extra_context)
         # LoginView redirects after a login and shows the form again after any failure.
         if response.status_code == 302:
-            admin_login_succeeded(attempt=attempt)
+            admin_login_succeeded(attempt=attempt, response=response, path=request.path)
         else:
             admin_login_failed(attempt=attempt)
         return response

@@ -1,15 +1,37 @@
 """Failed admin logins: each one logged, and too many lock the login for a while.
 
-Failures are counted per username (in any spelling that names the same account:
-same_account) and per client address
-(the one the API's rate limits see: TRUSTED_PROXY_COUNT), the way those limits count
-(config/throttling.py): one integer per window in Django's cache, shared by every
-process when REDIS_URL is set. A window opens at a failure and lasts
-ADMIN_LOGIN_LOCKOUT_SECONDS; once ADMIN_LOGIN_MAX_FAILURES failures are in it, the login
-is refused for that username, or from that address, until it closes. A refused attempt
-is not counted (it does not keep the window open), and a login forgets the username's
-failures. Many failures for one username from many addresses lock that username: its
-owner waits out the window like the rest.
+Failures are counted three ways, those django-axes names with AXES_LOCKOUT_PARAMETERS =
+[["username", "ip_address"], "ip_address", "username"], each with a limit of its own:
+
+- an account at one client address (ADMIN_LOGIN_MAX_FAILURES, 10): the lock a guesser
+  meets. It holds the account at that address only, so a stranger who knows the name
+  `admin` cannot lock its operator out at the operator's own address;
+- an address across accounts (ADMIN_LOGIN_MAX_FAILURES_PER_ADDRESS, 50): one address
+  spraying passwords over many accounts, each below the pair's limit;
+- an account across addresses (ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME, 100): guessing
+  spread over many addresses, which no pair's limit sees. Each address stops at the
+  pair's limit, so reaching this one takes ten addresses or more; it then locks the
+  account for every browser but those that have signed in as it before. A login gives
+  the browser a signed cookie naming the account (OWASP's "device cookie", the standard
+  answer to lockouts an attacker can cause): such a browser is spared this lock, never
+  the other two. A botnet so gets at most 100 guesses a window at one account, and
+  still cannot keep the operator out of the operator's own browser. The cookie names
+  the last account that signed in from the browser; a browser new to the account
+  (or one whose cookie is 90 days old) waits such a lock out like anyone else.
+
+The two wider limits default to multiples of the pair's (config/security_settings.py
+says why these). An address lock holds for everyone behind that address: a sprayer
+sharing an office's NAT locks its operators out there, as they would be with axes.
+
+An account is every spelling of a username that logs in as it (same_account); the
+address is the one the API's rate limits see (TRUSTED_PROXY_COUNT). Each count is one
+integer per window in Django's cache, as those limits keep theirs (config/throttling.py),
+shared by every process when REDIS_URL is set. A window opens at a failure and lasts
+ADMIN_LOGIN_LOCKOUT_SECONDS; a count at its limit locks until its window closes. A
+refused attempt is not counted (it does not keep a window open). A login forgets its
+own pair's failures only: not the address's (a sprayer who owns one account would sign
+in to start over) nor the account's (the operator's login would give a botnet a fresh
+hundred).
 """
 
 import hashlib
@@ -19,7 +41,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import BaseThrottle
 
 from config.throttling import WindowCountThrottle
@@ -29,23 +51,39 @@ logger = logging.getLogger(__name__)
 # Django's usernames are at most 150 characters: what a form may hold beyond is not one.
 USERNAME_LOGGED_CHARS = 150
 
+# The limits as the log lines name them (`limit`), each with the setting it is read from.
+PAIR, ADDRESS, USERNAME = "username_address", "address", "username"
+MAX_FAILURES = {
+    PAIR: "ADMIN_LOGIN_MAX_FAILURES",
+    ADDRESS: "ADMIN_LOGIN_MAX_FAILURES_PER_ADDRESS",
+    USERNAME: "ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME",
+}
+
+# The cookie a login leaves in the browser: the account, signed with SECRET_KEY, sent
+# to the login page only. It stays good this long after the last login that set it.
+TRUSTED_COOKIE = "admin_login_trusted"
+TRUSTED_SALT = "config.login_guard.trusted"
+TRUSTED_MAX_AGE = 90 * 24 * 3600
+
 
 class LoginFailureCount(WindowCountThrottle):
-    """One username's or one address's failed logins in the current window."""
+    """The failed logins of one limit's subject (a pair, an address, an account) in the
+    current window."""
 
-    def __init__(self, scope: str, ident: str) -> None:
-        self.scope = scope
-        self.ident = ident
+    def __init__(self, limit: str, ident: str) -> None:
+        self.limit = limit
+        self.scope = f"admin-login-{limit}"
         super().__init__()
-        self.key = self.cache_format % {"scope": scope, "ident": ident}
+        self.key = self.cache_format % {"scope": self.scope, "ident": ident}
         self.now = self.timer()
 
     def get_rate(self) -> str:
-        return f"{settings.ADMIN_LOGIN_MAX_FAILURES}/{settings.ADMIN_LOGIN_LOCKOUT_SECONDS}s"
+        failures, seconds = self.parse_rate(None)
+        return f"{failures}/{seconds}s"
 
     def parse_rate(self, rate: str | None) -> tuple[int, int]:
         # The window is any number of seconds, not one of DRF's periods.
-        return settings.ADMIN_LOGIN_MAX_FAILURES, settings.ADMIN_LOGIN_LOCKOUT_SECONDS
+        return getattr(settings, MAX_FAILURES[self.limit]), settings.ADMIN_LOGIN_LOCKOUT_SECONDS
 
     def locked_for(self) -> int:
         """Seconds until the window closes when it holds enough failures to lock; else 0."""
@@ -53,8 +91,9 @@ class LoginFailureCount(WindowCountThrottle):
             return 0
         return math.ceil(self.wait())
 
-    def add(self) -> None:
-        self._count()
+    def add(self) -> bool:
+        """Count a failure; whether it is the one that reaches the limit."""
+        return self._count() == self.num_requests
 
     def forget(self) -> None:
         self.cache.delete_many([self.key, f"{self.key}:since"])
@@ -62,29 +101,47 @@ class LoginFailureCount(WindowCountThrottle):
 
 @dataclass(frozen=True)
 class LoginAttempt:
-    """A POST to the admin's login: who it claims to be, and from where."""
+    """A POST to the admin's login: who it claims to be, from where, and whether the
+    browser has signed in as that account before."""
 
     username: str
     client_address: str
+    trusted: bool = False
 
     @classmethod
     def of(cls, request: HttpRequest) -> "LoginAttempt":
         username = str(request.POST.get("username", ""))[:USERNAME_LOGGED_CHARS]
         # The address as the API's rate limits find it (REST_FRAMEWORK's NUM_PROXIES).
         address = BaseThrottle().get_ident(request) or ""
-        return cls(username=username, client_address=address)
-
-    def _counts(self) -> tuple[LoginFailureCount, LoginFailureCount]:
-        # A digest: a username as typed may hold anything, of any length, and the cache's
-        # key should not.
-        username = hashlib.sha256(same_account(self.username).encode()).hexdigest()
-        return (
-            LoginFailureCount("admin-login-user", username),
-            LoginFailureCount("admin-login-address", self.client_address),
+        # A missing, forged or expired cookie is None (get_signed_cookie's default).
+        trusted_as = request.get_signed_cookie(
+            TRUSTED_COOKIE, default=None, salt=TRUSTED_SALT, max_age=TRUSTED_MAX_AGE
         )
+        trusted = trusted_as == account_key(username)
+        return cls(username=username, client_address=address, trusted=trusted)
+
+    @property
+    def account(self) -> str:
+        return account_key(self.username)
+
+    def _counts(self) -> list[LoginFailureCount]:
+        return [
+            LoginFailureCount(PAIR, f"{self.account}_{self.client_address}"),
+            LoginFailureCount(ADDRESS, self.client_address),
+            LoginFailureCount(USERNAME, self.account),
+        ]
 
     def _log_fields(self) -> dict[str, str]:
         return {"username": self.username, "client_address": self.client_address}
+
+
+@dataclass(frozen=True)
+class LoginLock:
+    """Why an attempt is refused: the limits that hold it (comma-separated, as logged)
+    and the seconds until the last of their windows closes."""
+
+    limit: str
+    seconds: int
 
 
 def same_account(username: str) -> str:
@@ -96,23 +153,50 @@ def same_account(username: str) -> str:
     return "".join(c for c in name if not unicodedata.combining(c)).casefold()
 
 
-def admin_login_locked_for(*, attempt: LoginAttempt) -> int:
-    """Seconds the attempt's username or address stays locked; 0 when it may try."""
-    return max(count.locked_for() for count in attempt._counts())
+def account_key(username: str) -> str:
+    """The account a username logs in as, as the counts and the cookie name it: a digest,
+    for a username as typed may hold anything, of any length, and they should not."""
+    return hashlib.sha256(same_account(username).encode()).hexdigest()
+
+
+def admin_login_lock(*, attempt: LoginAttempt) -> LoginLock | None:
+    """What refuses the attempt unchecked; None when it may try."""
+    held = {
+        count.limit: seconds
+        for count in attempt._counts()
+        if not (attempt.trusted and count.limit == USERNAME)
+        if (seconds := count.locked_for())
+    }
+    if not held:
+        return None
+    return LoginLock(limit=",".join(held), seconds=max(held.values()))
 
 
 def admin_login_failed(*, attempt: LoginAttempt) -> None:
-    for count in attempt._counts():
-        count.add()
-    logger.warning("admin login failed", extra=attempt._log_fields())
+    reached = [count.limit for count in attempt._counts() if count.add()]
+    # `limit` names the limits this failure reached, if any (None is left out of the line).
+    extra = {**attempt._log_fields(), "limit": ",".join(reached) or None}
+    logger.warning("admin login failed", extra=extra)
 
 
-def admin_login_refused(*, attempt: LoginAttempt, seconds: int) -> None:
+def admin_login_refused(*, attempt: LoginAttempt, lock: LoginLock) -> None:
     logger.warning(
         "admin login refused: too many failed logins",
-        extra={**attempt._log_fields(), "retry_after": seconds},
+        extra={**attempt._log_fields(), "limit": lock.limit, "retry_after": lock.seconds},
     )
 
 
-def admin_login_succeeded(*, attempt: LoginAttempt) -> None:
+def admin_login_succeeded(*, attempt: LoginAttempt, response: HttpResponse, path: str) -> None:
+    """Forget the pair's failures, and trust the browser for this account from now on
+    (`response` sets the cookie for the login page at `path`)."""
     attempt._counts()[0].forget()
+    response.set_signed_cookie(
+        TRUSTED_COOKIE,
+        attempt.account,
+        salt=TRUSTED_SALT,
+        max_age=TRUSTED_MAX_AGE,
+        path=path,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Strict",
+    )

@@ -8,11 +8,22 @@ from config.env import env_int, env_origins, env_rate
 
 # --- The admin's sign-in ----------------------------------------------------------------
 
-# After this many failed logins for one username, or from one client address, within
-# ADMIN_LOGIN_LOCKOUT_SECONDS of the first, the login answers 429 without a look at the
-# password until that window is over (config/login_guard.py). A login resets the
-# username's count.
+# Failed logins within ADMIN_LOGIN_LOCKOUT_SECONDS of the first that lock the login (it
+# answers 429 without a look at the password until that window is over;
+# config/login_guard.py): ADMIN_LOGIN_MAX_FAILURES for one account at one client address;
+# _PER_ADDRESS from one address over any accounts (password spraying), five times as
+# many: a guesser at one account never reaches it (the pair stops it at 10) and the typos
+# of a team behind one NAT stay far below it, while a sprayer gets five accounts' worth
+# of guesses; _PER_USERNAME for one account from any addresses (distributed guessing),
+# ten times as many: ten addresses' worth at least, and a browser that signed in as the
+# account before is spared it. A login resets its own account-and-address count only.
 ADMIN_LOGIN_MAX_FAILURES = env_int("ADMIN_LOGIN_MAX_FAILURES", 10, minimum=1)
+ADMIN_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int(
+    "ADMIN_LOGIN_MAX_FAILURES_PER_ADDRESS", 5 * ADMIN_LOGIN_MAX_FAILURES, minimum=1
+)
+ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME = env_int(
+    "ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME", 10 * ADMIN_LOGIN_MAX_FAILURES, minimum=1
+)
 ADMIN_LOGIN_LOCKOUT_SECONDS = env_int("ADMIN_LOGIN_LOCKOUT_SECONDS", 15 * 60, minimum=1)
 # Where a login lands when its `next` is missing or leads off the site.
 LOGIN_REDIRECT_URL = "admin:index"
