@@ -4,6 +4,10 @@ client address and CORS. Read from the environment like the rest of config/setti
 which takes them all with a `*` import.
 """
 
+# Underscored: the settings module takes this one's names with a `*` import.
+from csp.constants import NONE as _NONE
+from csp.constants import SELF as _SELF
+
 from config.env import env_int, env_origins, env_rate
 
 # --- The admin's sign-in ----------------------------------------------------------------
@@ -57,3 +61,32 @@ CORS_ALLOW_HEADERS = ["authorization", "content-type", "accept", "accept-languag
 # X-Request-ID.
 CORS_EXPOSE_HEADERS = ["Retry-After", "X-Request-ID"]
 CORS_PREFLIGHT_MAX_AGE = 600
+
+# --- What the console's pages may run and load (django-csp) ------------------------------
+
+# Every page the service answers says so in its Content-Security-Policy: scripts, styles,
+# images and connections from the service itself only, so that markup slipped past the
+# escaping into a page (an agent's answer, a span's attributes) runs nothing. The console's
+# scripts and styles are files under diagnosis/static/; none is written into a page, nor is
+# a style attribute (Django's admin writes none; what the timeline draws is set from its
+# script). No page may be framed, as X_FRAME_OPTIONS says. The feedback widget's file is
+# loaded by other origins' pages, whose own policy governs it (README, "Feedback widget").
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [_SELF],
+        "script-src": [_SELF],
+        "style-src": [_SELF],
+        "img-src": [_SELF, "data:"],  # data: for the icons the API docs' stylesheet inlines
+        "object-src": [_NONE],
+        "base-uri": [_SELF],
+        "form-action": [_SELF],
+        "frame-ancestors": [_NONE],
+    },
+}
+
+# The admin's language cookie goes with same-site requests only, like the session's
+# (Django sends it with any by default); secure when the session's is (config/settings.py).
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+# No script of the service reads the CSRF token from its cookie (the console's forms carry
+# it in a field): the cookie stays out of reach of any script.
+CSRF_COOKIE_HTTPONLY = True

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_q",
     "corsheaders",
+    "csp",  # its system checks of CONTENT_SECURITY_POLICY
     "diagnosis",
     "evaluation",
     "caselibrary",
@@ -87,6 +88,8 @@ MIDDLEWARE = [
     "config.https_required.HttpsRequiredMiddleware",
     "diagnosis.https_required.OtlpHttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy (config/security_settings.py) on what every layer below answers.
+    "csp.middleware.CSPMiddleware",
     "config.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "config.language.ChosenLanguageMiddleware",

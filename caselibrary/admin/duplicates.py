@@ -176,7 +176,7 @@ class NearDuplicatesMixin:
         button = '<p>{} {} <a class="button" href="{}">{}</a></p>' if may_merge else "<p>{} {}</p>"
         rows = format_html_join(
             "",
-            '<tr><td style="width:50%">{}</td><td style="width:50%">{}' + button + "</td></tr>",
+            "<tr><td>{}</td><td>{}" + button + "</td></tr>",
             (
                 (
                     self._column(obj),
