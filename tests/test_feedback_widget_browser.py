@@ -273,17 +273,18 @@ def test_after_a_refused_submission_focus_is_on_the_message_not_lost_on_the_page
     live_server,
     chat_page,
 ) -> None:
-    DiagnosisSessionFactory(session_id="widget-4")  # still RUNNING: 409
+    # No answer: 409, and no retry to bring focus to (a session still running has one).
+    DiagnosisSessionFactory(session_id="widget-4", status="FAILED", answer=None)
     page = open_widget(browser, live_server, chat_page, "widget-4")
 
     page.get_by_role("button", name="有用").focus()
     page.keyboard.press("Enter")
 
     alert = page.get_by_role("alert")
-    expect(alert).to_contain_text("会话仍在执行中，执行结束后才能反馈。")
+    expect(alert).to_contain_text("这个会话没有答案，不能标记为有用。")
     assert page.evaluate("document.activeElement !== document.body")
     expect(alert).to_be_focused()
-    finish(page, "feedback-widget-running")
+    finish(page, "feedback-widget-refused-focus")
     assert DiagnosisSession.objects.get(session_id="widget-4").feedback is None
 
 
@@ -291,7 +292,7 @@ def test_after_a_refused_submission_focus_is_on_the_message_not_lost_on_the_page
     ("lang", "message"),
     [
         ("zh", "这个会话没有答案，不能标记为有用。"),
-        ("en", "This session cannot take this feedback: it is still running, or it has no answer."),
+        ("en", "This session has no answer, so it cannot be rated useful."),
     ],
 )
 def test_useful_on_a_failed_session_says_why_in_the_reader_s_words_and_offers_no_retry(

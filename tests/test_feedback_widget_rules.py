@@ -19,6 +19,7 @@ from config.https_required import HTTPS_REQUIRED_MESSAGE
 from diagnosis.models import DiagnosisSession
 from feedback.body import FREE_TEXT_LIMITS, INVALID_REASON, InvalidFeedbackBody, feedback_body_from
 from feedback.models import FeedbackEntry, FeedbackReason
+from feedback.services import SESSION_HAS_NO_ANSWER, SESSION_STILL_RUNNING
 from tests.factories import DiagnosisSessionFactory
 from tests.processes import ROOT
 from tests.test_admin_browser import browser, finish  # noqa: F401
@@ -173,6 +174,13 @@ def test_a_reason_the_service_no_longer_knows_is_refused_and_the_reader_can_choo
     expect(page.get_by_role("status")).to_have_text(thanks)
     assert FeedbackEntry.objects.get(session_id=f"stale-{lang}").reason == "other"
     finish(page, f"feedback-widget-retired-reason-then-other-{lang}")
+
+
+def test_the_widget_knows_the_service_s_two_conflicts_by_their_messages() -> None:
+    found = _one(r"^  var CONFLICTS = \{$(.*?)^  \};$", _source(), "CONFLICTS table").group(1)
+    causes = dict(re.findall(r'^    "([^"]*)": "(\w+)",?$', found, re.M))
+
+    assert causes == {SESSION_STILL_RUNNING: "running", SESSION_HAS_NO_ANSWER: "noAnswer"}
 
 
 def test_the_widget_knows_the_service_s_https_refusal_by_its_message() -> None:

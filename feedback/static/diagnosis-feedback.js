@@ -1,8 +1,8 @@
 /*
  * diagnosis-feedback.js: the "was this answer useful?" widget for a chat page.
  *
- * One file, no build step, no dependency. Served by the service at
- * /static/diagnosis-feedback.js.
+ * One file, no build step, no dependency. Served at /static/diagnosis-feedback.js: by
+ * the service under `make run`, in production by the proxy from `collectstatic`'s output.
  *
  *   <div id="diagnosis-feedback"></div>
  *   <script src="https://diagnosis.example.com/static/diagnosis-feedback.js"></script>
@@ -18,6 +18,12 @@
  * button, instead of "sending…" forever. `onSuccess(feedback, reply)`: called once the
  * service has recorded it, with the verdict sent and the service's reply
  * ({success, message, caseId}). `onError(kind, serverMessage)`: called on each failure.
+ *
+ * "Useful" sends at once; "Not useful" opens a form (a reason, a comment, a correction).
+ * Once recorded, the widget shows the verdict with "Change", which brings the buttons
+ * back (the service keeps the last verdict), and after "useful" an "Add a comment" box,
+ * sent as `useful` with a `comment` (never a `reason`: the service refuses one with
+ * `useful`).
  *
  * Its styles go in a constructed stylesheet adopted by the document, which a page's
  * Content-Security-Policy style-src does not govern: a page that allows styles only from
@@ -51,7 +57,15 @@
       sending: "正在提交…",
       thanks: "感谢反馈，已记录。",
       thanksNotUseful: "感谢反馈，运维同学会复核这个回答。",
+      thanksComment: "感谢补充，说明已记录。",
+      ratedUseful: "已评价：有用",
+      ratedNotUseful: "已评价：没用",
+      change: "修改",
+      addComment: "添加说明",
+      noteLabel: "说明",
+      sendNote: "提交说明",
       remaining: "还可输入 {n} 字",
+      cut: "已截断为 {n} 字",
       chooseReason: "请选择一个原因。",
       errors: {
         forbidden: "反馈链接无效或已过期，请刷新页面后重试。",
@@ -59,6 +73,8 @@
         throttled: "提交太频繁，请稍后再试。",
         throttledFor: "提交太频繁，请 {n} 秒后再试。",
         conflict: "这个会话现在不能接受这个反馈：它还在执行中，或者没有答案。",
+        running: "会话仍在执行中，执行结束后才能反馈。",
+        noAnswer: "这个会话没有答案，不能标记为有用。",
         notFound: "找不到这个会话。",
         invalid: "提交的内容有误。",
         network: "无法连接反馈服务，请检查网络后重试。",
@@ -85,7 +101,15 @@
       sending: "Sending…",
       thanks: "Thank you: your feedback is recorded.",
       thanksNotUseful: "Thank you: the operations team will review this answer.",
+      thanksComment: "Thank you: your comment is recorded.",
+      ratedUseful: "You rated this answer useful",
+      ratedNotUseful: "You rated this answer not useful",
+      change: "Change",
+      addComment: "Add a comment",
+      noteLabel: "Your comment",
+      sendNote: "Send comment",
       remaining: "{n} characters left",
+      cut: "Cut to {n} characters",
       chooseReason: "Please choose a reason.",
       errors: {
         forbidden: "This feedback link is invalid or has expired. Reload the page and try again.",
@@ -93,6 +117,8 @@
         throttled: "Too many attempts. Please wait a moment and try again.",
         throttledFor: "Too many attempts. Please wait {n} s and try again.",
         conflict: "This session cannot take this feedback: it is still running, or it has no answer.",
+        running: "This session is still running: you can rate it once it has finished.",
+        noAnswer: "This session has no answer, so it cannot be rated useful.",
         notFound: "This session was not found.",
         invalid: "The feedback was not accepted.",
         network: "Could not reach the feedback service. Check your connection and try again.",
@@ -120,7 +146,10 @@
     ".dfb .dfb-status{margin-top:8px}" +
     ".dfb .dfb-success{color:#1a7f37}" +
     ".dfb .dfb-error{color:#cf222e}" +
-    ".dfb .dfb-retry{margin-top:8px}";
+    ".dfb .dfb-retry{margin-top:8px}" +
+    ".dfb .dfb-verdict{margin-top:8px}" +
+    ".dfb .dfb-verdict span{margin-right:12px}" +
+    ".dfb .dfb-note{margin:4px 0;color:#57606a;font-size:12px}";
 
   // Marks the constructed sheet, so that a second widget (or a second copy of this
   // script) on the page finds it instead of adding another.
@@ -172,10 +201,10 @@
     return node;
   }
 
-  // A retry can help only where the failure was on the way or for the moment; a refused
-  // token, a bad body, an unknown session or a 409 stay as they are (a 409's session is
-  // either still running, when the buttons above work again later, or has no answer).
-  var RETRYABLE = { network: true, throttled: true, server: true };
+  // A retry can help only where the failure was on the way or for the moment (a session
+  // still running finishes); a refused token, a bad body, an unknown session or a session
+  // with no answer stay as they are.
+  var RETRYABLE = { network: true, throttled: true, server: true, running: true };
 
   // The service answers in Chinese only. Where its words say more than the widget's own
   // (which field a 400 or 413 refused; whether a 409's session is still running or has no
@@ -191,6 +220,13 @@
   // token: the page's endpoint must change. The feedback contract's error body has no
   // `code`, so its message tells the two apart; a body with a `code` says it outright.
   var HTTPS_REQUIRED = "只接受 HTTPS 请求，请把地址改为 https:// 开头";
+
+  // A 409's two causes, told apart by the service's message in the same way
+  // (feedback/services.py): a session still running, or one with no answer.
+  var CONFLICTS = {
+    "会话仍在执行中，执行结束后才能反馈。": "running",
+    "这个会话没有答案，不能标记为有用。": "noAnswer"
+  };
 
   function errorKind(status, data) {
     if (status === 403 && data && (data.code === "https_required" || data.message === HTTPS_REQUIRED)) {
@@ -238,13 +274,17 @@
     });
     var choice = el(doc, "div", {}, [usefulButton, notUsefulButton]);
 
-    // The "not useful" details: reasons, comment, correction.
-    var radios = REASONS.map(function (reason) {
-      var input = el(doc, "input", { type: "radio", name: id + "-reason", value: reason });
-      return el(doc, "label", {}, [input, doc.createTextNode(" " + t.reasons[reason])]);
-    });
-    var reasons = el(doc, "fieldset", {}, [el(doc, "legend", { text: t.reasonLegend })].concat(radios));
-    function textBox(name, label, max) {
+    // Where a form says what it did to the reader's text (a paste cut at the limit): a
+    // polite live region of its own, there from the start, so that it is read out.
+    function formNote() {
+      return el(doc, "p", { class: "dfb-note", "aria-live": "polite" });
+    }
+
+    function number(n) {
+      return lang === "en" ? String(n).replace(/\B(?=(\d{3})+$)/g, ",") : String(n);
+    }
+
+    function textBox(name, label, max, note) {
       var area = el(doc, "textarea", {
         id: id + "-" + name,
         name: name,
@@ -258,10 +298,16 @@
       // Not a live region: a screen reader reads it with the box (its description), not
       // after every keystroke.
       var count = el(doc, "span", { id: id + "-" + name + "-count", class: "dfb-count" });
+      var cutText = t.cut.replace("{n}", number(max));
       function update() {
         var chars = Array.from(area.value);
         if (chars.length > max) {
           area.value = chars.slice(0, max).join("");
+          // Said once, in the form's live region: the counter alone is read only with
+          // the box, and a paste cut short would otherwise go unnoticed.
+          note.textContent = cutText;
+        } else if (chars.length < max && note.textContent === cutText) {
+          note.textContent = "";
         }
         count.textContent = t.remaining.replace("{n}", String(max - Math.min(chars.length, max)));
       }
@@ -271,25 +317,60 @@
         doc.createTextNode(label),
         area
       ]);
-      return { node: el(doc, "div", {}, [wrapper, count]), area: area };
+      return { node: el(doc, "div", {}, [wrapper, count]), area: area, update: update };
     }
-    var comment = textBox("comment", t.comment, COMMENT_MAX);
-    var correction = textBox("correction", t.correction, CORRECTION_MAX);
+
+    // The "not useful" details: reasons, comment, correction.
+    var radios = REASONS.map(function (reason) {
+      var input = el(doc, "input", { type: "radio", name: id + "-reason", value: reason });
+      return el(doc, "label", {}, [input, doc.createTextNode(" " + t.reasons[reason])]);
+    });
+    var reasons = el(doc, "fieldset", {}, [el(doc, "legend", { text: t.reasonLegend })].concat(radios));
+    var formNoteNode = formNote();
+    var comment = textBox("comment", t.comment, COMMENT_MAX, formNoteNode);
+    var correction = textBox("correction", t.correction, CORRECTION_MAX, formNoteNode);
     var submitButton = el(doc, "button", { type: "submit", text: t.submit });
     var cancelButton = el(doc, "button", { type: "button", text: t.cancel });
     var form = el(doc, "form", { id: id + "-form", hidden: "hidden", novalidate: "novalidate" }, [
       reasons,
       comment.node,
       correction.node,
+      formNoteNode,
       el(doc, "div", {}, [submitButton, cancelButton])
+    ]);
+
+    // Once a verdict is recorded: what it is, a comment to add after "useful", and
+    // "Change", which brings the two buttons back.
+    var verdictText = el(doc, "span");
+    var addCommentButton = el(doc, "button", {
+      type: "button",
+      "aria-expanded": "false",
+      "aria-controls": id + "-note-form",
+      text: t.addComment
+    });
+    var changeButton = el(doc, "button", { type: "button", text: t.change });
+    var verdict = el(doc, "div", { class: "dfb-verdict", hidden: "hidden" }, [
+      verdictText,
+      addCommentButton,
+      changeButton
+    ]);
+    var noteFormNote = formNote();
+    var note = textBox("note", t.noteLabel, COMMENT_MAX, noteFormNote);
+    var noteSubmit = el(doc, "button", { type: "submit", text: t.sendNote });
+    var noteCancel = el(doc, "button", { type: "button", text: t.cancel });
+    var noteForm = el(doc, "form", { id: id + "-note-form", hidden: "hidden", novalidate: "novalidate" }, [
+      note.node,
+      noteFormNote,
+      el(doc, "div", {}, [noteSubmit, noteCancel])
     ]);
 
     // Two live regions, both present from the start and never changing role (a region
     // that turns from status into alert when its text changes is not reliably read): the
     // status for progress and thanks, the alert for errors. The retry button sits after
-    // them, so it is not read out as part of the message.
+    // them, so it is not read out as part of the message; the recorded verdict after
+    // that, so that Tab from the thanks (focused) reaches "Add a comment" and "Change".
     var status = el(doc, "div", { class: "dfb-status", role: "status", "aria-live": "polite", tabindex: "-1" });
-    var alertBox = el(doc, "div", { class: "dfb-status dfb-error", role: "alert", tabindex: "-1" });
+    var alertBox = el(doc, "div", { id: id + "-alert", class: "dfb-status dfb-error", role: "alert", tabindex: "-1" });
     var retry = el(doc, "button", { type: "button", class: "dfb-retry", hidden: "hidden", text: t.retry });
     var root = el(doc, "div", { class: "dfb", role: "group", "aria-labelledby": id + "-q", lang: lang === "zh" ? "zh-CN" : "en" }, [
       question,
@@ -297,27 +378,40 @@
       form,
       status,
       alertBox,
-      retry
+      retry,
+      verdict,
+      noteForm
     ]);
     element.innerHTML = "";
     element.appendChild(root);
 
     var busy = false;
-    var askingForReason = false;
     var lastBody = null;
     var timeout = Number(options.timeout) > 0 ? Number(options.timeout) : TIMEOUT_MS;
 
     function setBusy(value) {
       busy = value;
       root.setAttribute("aria-busy", value ? "true" : "false");
-      [usefulButton, notUsefulButton, submitButton, cancelButton].forEach(function (b) {
+      Array.prototype.forEach.call(root.querySelectorAll("button"), function (b) {
         b.disabled = value;
       });
     }
 
+    // "Choose a reason": the reason group marked invalid and described by the message,
+    // until a reason is chosen or another message replaces it.
+    function askForReason(asking) {
+      if (asking) {
+        reasons.setAttribute("aria-invalid", "true");
+        reasons.setAttribute("aria-describedby", alertBox.id);
+      } else {
+        reasons.removeAttribute("aria-invalid");
+        reasons.removeAttribute("aria-describedby");
+      }
+    }
+
     function show(kind, message, withRetry) {
       var error = kind === "error";
-      askingForReason = false;
+      askForReason(false);
       status.className = "dfb-status" + (kind && !error ? " dfb-" + kind : "");
       status.textContent = error ? "" : message;
       alertBox.textContent = error ? message : "";
@@ -339,22 +433,43 @@
       else notUsefulButton.focus();
     }
 
-    function finished(feedback, reply) {
+    function setNoteOpen(open) {
+      noteForm.hidden = !open;
+      addCommentButton.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+
+    function openNote(open) {
+      setNoteOpen(open);
+      (open ? note.area : addCommentButton).focus();
+    }
+
+    function finished(body, reply) {
+      var useful = body.feedback === "useful";
       choice.hidden = true;
-      form.hidden = true;
-      show("success", feedback === "useful" ? t.thanks : t.thanksNotUseful);
+      setFormOpen(false);
+      setNoteOpen(false);
+      if (body.comment && useful) {
+        note.area.value = "";
+        note.update();
+      }
+      verdictText.textContent = useful ? t.ratedUseful : t.ratedNotUseful;
+      // The not-useful form had its own comment box.
+      addCommentButton.hidden = !useful;
+      verdict.hidden = false;
+      show("success", useful ? (body.comment ? t.thanksComment : t.thanks) : t.thanksNotUseful);
       status.focus();
-      if (typeof options.onSuccess === "function") options.onSuccess(feedback, reply);
+      if (typeof options.onSuccess === "function") options.onSuccess(body.feedback, reply);
     }
 
     function failed(kind, serverMessage, wait) {
-      var message = t.errors[kind];
+      // A 409 says which of its two causes it is by its message.
+      var cause = kind === "conflict" ? CONFLICTS[serverMessage] || kind : kind;
+      var message = t.errors[cause];
       if (lang === "zh" && SERVER_WORDS[kind] === true && serverMessage) message = serverMessage;
       if (kind === "throttled" && wait) message = t.errors.throttledFor.replace("{n}", wait);
-      var withRetry = RETRYABLE[kind] === true;
+      var withRetry = RETRYABLE[cause] === true;
       show("error", message, withRetry);
-      // The button the reader pressed was disabled while sending, which dropped focus to
-      // the page: bring it to what they can do next, or to the message.
+      // Bring focus to what the reader can do next, or to the message.
       (withRetry ? retry : alertBox).focus();
       if (typeof options.onError === "function") options.onError(kind, serverMessage);
     }
@@ -362,8 +477,11 @@
     function send(body) {
       if (busy) return;
       lastBody = body;
-      setBusy(true);
       show("", t.sending);
+      // The buttons are disabled while sending, which would drop focus to the page: it
+      // waits on the progress message instead, until the thanks or what to do next.
+      status.focus();
+      setBusy(true);
       // A service that takes the connection and never answers must not leave the reader
       // on "sending…": after `timeout` the request is aborted and ends as a network error.
       var controller = typeof global.AbortController === "function" ? new global.AbortController() : null;
@@ -374,7 +492,7 @@
         settled = true;
         global.clearTimeout(timer);
         setBusy(false);
-        if (reply) finished(body.feedback, reply);
+        if (reply) finished(body, reply);
         else failed(kind, serverMessage, wait);
       }
       var timer = global.setTimeout(function () {
@@ -415,7 +533,9 @@
       setFormOpen(false);
       send({ sessionId: options.sessionId, feedback: "useful" });
     });
-    notUsefulButton.addEventListener("click", function () {
+    // A double click is one click: its second would close what the first opened.
+    notUsefulButton.addEventListener("click", function (event) {
+      if (event.detail > 1) return;
       openForm(form.hidden);
     });
     cancelButton.addEventListener("click", function () {
@@ -426,14 +546,14 @@
     });
     // "Choose a reason" goes as soon as one is chosen, not at the next submit.
     reasons.addEventListener("change", function () {
-      if (askingForReason) show("", "");
+      if (reasons.hasAttribute("aria-invalid")) show("", "");
     });
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var chosen = form.querySelector("input[type=radio]:checked");
       if (!chosen) {
         show("error", t.chooseReason);
-        askingForReason = true;
+        askForReason(true);
         radios[0].querySelector("input").focus();
         return;
       }
@@ -441,6 +561,30 @@
       if (comment.area.value.trim()) body.comment = comment.area.value;
       if (correction.area.value.trim()) body.correction = correction.area.value;
       send(body);
+    });
+
+    changeButton.addEventListener("click", function () {
+      verdict.hidden = true;
+      setNoteOpen(false);
+      choice.hidden = false;
+      show("", "");
+      usefulButton.focus();
+    });
+    addCommentButton.addEventListener("click", function (event) {
+      if (event.detail > 1) return;
+      openNote(noteForm.hidden);
+    });
+    noteCancel.addEventListener("click", function () {
+      openNote(false);
+    });
+    noteForm.addEventListener("keydown", function (event) {
+      if (event.key === "Escape") openNote(false);
+    });
+    noteForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      // Nothing written, nothing to send.
+      if (!note.area.value.trim()) return openNote(false);
+      send({ sessionId: options.sessionId, feedback: "useful", comment: note.area.value });
     });
 
     return {
