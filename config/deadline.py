@@ -47,6 +47,8 @@ class Lane:
 
 DATABASE = Lane("probe-db", reads_database=True)
 CACHE = Lane("probe-cache", reads_database=False)
+# The task queue's Redis broker (with the ORM broker, the queue is read with the database).
+BROKER = Lane("probe-broker", reads_database=False)
 
 _lock = threading.Lock()
 

@@ -18,7 +18,14 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from config.deadline import CACHE, DeadlineMissed, Read, read_started, within_deadline
+from config.deadline import (
+    BROKER,
+    CACHE,
+    DeadlineMissed,
+    Read,
+    read_started,
+    within_deadline,
+)
 from config.failure_log import RepeatedFailures
 from config.health import cache_check, database_check
 
@@ -168,22 +175,45 @@ SCRAPE_COLLECTORS: list[Collector] = []
 class ReadAtScrape(Collector):
     """`diagnosis_database_up` and `diagnosis_cache_up`, then the queue's and the apps'
     collectors. The database and the collectors are read in the database's probe thread,
-    the cache at the same time in its own, each within the deadline (config/deadline.py):
-    a database that hangs leaves the collectors out, `diagnosis_queue_up` 0."""
+    the cache at the same time in its own, and a Redis broker in a third, each within the
+    deadline (config/deadline.py): a database that hangs leaves the collectors out, and
+    with the ORM broker `diagnosis_queue_up` 0."""
 
     def collect(self) -> Iterator[Any]:
         cache_read = read_started(_cache_answers, lane=CACHE)
-        read = (QueueCollector(), *SCRAPE_COLLECTORS)
+        queue = QueueCollector()
+        # A Redis broker is read in a lane of its own: a database that hangs is not taken
+        # for the broker (diagnosis_queue_up 0 would page for the broker).
+        broker_read = None
+        if not _broker_is_the_database():
+            broker_read = read_started(lambda: list(queue.collect()), lane=BROKER)
+        read = (*([queue] if broker_read is None else []), *SCRAPE_COLLECTORS)
         try:  # a hung read would outlast Prometheus' scrape_timeout and fail the whole scrape
             database_up, families = within_deadline(
                 lambda: (_database_answers(), [f for c in read for f in c.collect()])
             )
         except DeadlineMissed as exc:
-            _broker_unreadable(exc)
-            database_up, families = False, [_queue_up(0)]
+            database_up, families = False, []
+            if broker_read is None:
+                _broker_unreadable(exc)
+                families = [_queue_up(0)]
         yield _up("database", database_up)
         yield _up("cache", _answered(cache_read))
+        if broker_read is not None:
+            try:
+                yield from broker_read.result()
+            except DeadlineMissed as exc:
+                _broker_unreadable(exc)
+                yield _queue_up(0)
         yield from families
+
+
+def _broker_is_the_database() -> bool:
+    """Whether django-q2's broker is the ORM's (Q_CLUSTER "orm"), as its get_broker()
+    decides."""
+    from django_q.conf import Conf
+
+    return bool(Conf.ORM)
 
 
 _UP_HELP = {

@@ -379,3 +379,23 @@ def test_under_gunicorn_a_hung_database_is_not_ready_at_once_and_liveness_still_
     samples = parse(scrape_body)
     assert samples[("diagnosis_queue_up", ())] == 0
     assert ("diagnosis_queue_waiting_tasks", ()) not in samples
+
+
+@pytest.fixture
+def redis_broker(monkeypatch):  # type: ignore[no-untyped-def]
+    """django-q2 configured for the Redis broker (Q_REDIS_URL), on a database of its own."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "ORM", None)
+    monkeypatch.setattr(Conf, "REDIS", "redis://127.0.0.1:6379/13")
+
+
+def test_with_the_redis_broker_a_hanging_database_leaves_the_queue_readable(
+    redis_broker: None, held_scrape: Callable[[], dict]
+) -> None:
+    samples = held_scrape()
+
+    assert samples[("diagnosis_database_up", ())] == 0
+    assert samples[("diagnosis_queue_up", ())] == 1
+    assert ("diagnosis_queue_waiting_tasks", ()) in samples
+    assert "diagnosis_held" not in {name for name, _labels in samples}
