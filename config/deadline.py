@@ -17,6 +17,7 @@ same way.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -97,7 +98,8 @@ def read_started(
             return Read(future, seconds)
         if lane.executor is None:
             lane.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=lane.name)
-        lane.pending = lane.executor.submit(_in_probe_thread, read)
+        # In the caller's context: what the read logs names the request (its request id).
+        lane.pending = lane.executor.submit(contextvars.copy_context().run, _in_probe_thread, read)
         return Read(lane.pending, seconds)
 
 

@@ -399,3 +399,21 @@ def test_with_the_redis_broker_a_hanging_database_leaves_the_queue_readable(
     assert samples[("diagnosis_queue_up", ())] == 1
     assert ("diagnosis_queue_waiting_tasks", ()) in samples
     assert "diagnosis_held" not in {name for name, _labels in samples}
+
+
+def test_a_broker_that_cannot_be_read_is_logged_with_the_scrape_s_request_id(
+    monkeypatch, json_lines
+) -> None:
+    from django_q.conf import Conf
+
+    from tests.processes import free_port
+
+    monkeypatch.setattr(Conf, "ORM", None)
+    monkeypatch.setattr(Conf, "REDIS", f"redis://127.0.0.1:{free_port()}/0")
+
+    samples = scrape(HTTP_X_REQUEST_ID="scrape-42")
+
+    assert samples[("diagnosis_queue_up", ())] == 0
+    lines = [json.loads(line) for line in json_lines]
+    [warning] = [line for line in lines if "broker could not be read" in line["message"]]
+    assert warning["request_id"] == "scrape-42"
