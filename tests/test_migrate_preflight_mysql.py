@@ -1,0 +1,214 @@
+"""`migrate` on MySQL/MariaDB refuses a database or a user it would leave half-migrated,
+before it creates any table: a database whose default character set is not utf8mb4, a user
+without a privilege the migrations use. A database and user made as docs/operations.md
+says migrate cleanly. Each test makes its own database and user and drops them."""
+
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import MySQLdb
+import pytest
+from django.conf import settings
+
+from tests.mariadb_server import MARIADBD, PrivateMariaDB
+from tests.processes import ROOT, child_env, wait_for
+
+pytestmark = [pytest.mark.mysql, pytest.mark.integration]
+
+# The grant docs/operations.md gives the service's user.
+DOCUMENTED_GRANT = "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX, REFERENCES, TRIGGER"
+
+
+def _admin() -> MySQLdb.Connection:
+    db = settings.DATABASES["default"]
+    return MySQLdb.connect(
+        host=db["HOST"] or "127.0.0.1",
+        port=int(db["PORT"] or 3306),
+        user=db["USER"],
+        password=db["PASSWORD"] or "",
+        autocommit=True,
+    )
+
+
+def _run(*statements: str) -> list[tuple]:
+    with closing(_admin()) as connection, connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+        return list(cursor.fetchall())
+
+
+@dataclass
+class Server:
+    database: str
+    user: str
+    password: str
+
+    def url(self, *, user: str | None = None) -> str:
+        db = settings.DATABASES["default"]
+        host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}"
+        if user is None:  # the administrator the suite runs as
+            return f"mysql://{db['USER']}:{db['PASSWORD'] or ''}@{host}/{self.database}"
+        return f"mysql://{user}:{self.password}@{host}/{self.database}"
+
+    def tables(self) -> list[str]:
+        rows = _run(
+            "SELECT table_name FROM information_schema.tables"
+            f" WHERE table_schema = '{self.database}'"
+        )
+        return [row[0] for row in rows]
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    suffix = secrets.token_hex(4)
+    made = Server(f"h8_pre_{suffix}", f"h8_app_{suffix}", secrets.token_hex(12))
+    _run(f"CREATE USER '{made.user}'@'%' IDENTIFIED BY '{made.password}'")
+    try:
+        yield made
+    finally:
+        _run(f"DROP DATABASE IF EXISTS `{made.database}`", f"DROP USER IF EXISTS '{made.user}'@'%'")
+
+
+def _manage(*args: str, url: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=child_env(DATABASE_URL=url, SECRET_KEY=secrets.token_urlsafe(50)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _migrate(url: str) -> subprocess.CompletedProcess:
+    return _manage("migrate", "--no-input", url=url)
+
+
+def test_migrate_refuses_a_latin1_database_before_creating_any_table(server: Server) -> None:
+    _run(f"CREATE DATABASE `{server.database}` CHARACTER SET latin1")
+
+    result = _migrate(server.url())
+
+    assert result.returncode != 0
+    assert "utf8mb4" in result.stderr
+    assert f"ALTER DATABASE `{server.database}` CHARACTER SET utf8mb4" in result.stderr
+    assert server.tables() == []
+
+
+def test_migrate_refuses_a_user_without_trigger_before_creating_any_table(server: Server) -> None:
+    _run(
+        f"CREATE DATABASE `{server.database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+        "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX, REFERENCES"
+        f" ON `{server.database}`.* TO '{server.user}'@'%'",
+    )
+
+    result = _migrate(server.url(user=server.user))
+
+    assert result.returncode != 0
+    assert "lacks TRIGGER" in result.stderr
+    assert f"GRANT {DOCUMENTED_GRANT} ON `{server.database}`.* TO '{server.user}'@'%'" in (
+        result.stderr
+    )
+    assert server.tables() == []
+
+
+def test_a_user_granted_through_a_role_is_warned_of_not_refused(server: Server) -> None:
+    role = f"h8_role_{server.user.rsplit('_', 1)[1]}"
+    _run(
+        f"CREATE DATABASE `{server.database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+        f"CREATE ROLE {role}",
+        f"GRANT {DOCUMENTED_GRANT} ON `{server.database}`.* TO {role}",
+        f"GRANT {role} TO '{server.user}'@'%'",
+        f"SET DEFAULT ROLE {role} FOR '{server.user}'@'%'",
+    )
+    try:
+        result = _manage("check", "--database", "default", url=server.url(user=server.user))
+    finally:
+        _run(f"DROP ROLE IF EXISTS {role}")
+
+    assert result.returncode == 0, result.stderr
+    assert "database.W001" in result.stderr
+    assert "unless a role it holds grants them" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_database_and_user_made_as_documented_migrate(server: Server) -> None:
+    _run(
+        f"CREATE DATABASE `{server.database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+        f"GRANT {DOCUMENTED_GRANT} ON `{server.database}`.* TO '{server.user}'@'%'",
+    )
+
+    result = _migrate(server.url(user=server.user))
+
+    assert result.returncode == 0, result.stderr
+    triggers = _run(
+        "SELECT trigger_name FROM information_schema.triggers"
+        f" WHERE trigger_schema = '{server.database}'"
+    )
+    assert {"case_library_change_ins", "case_library_on_delete"} <= {row[0] for row in triggers}
+
+
+class BinaryLoggingMariaDB(PrivateMariaDB):
+    """A private server (the shared one's settings are not the test's to change) that
+    writes a binary log, as a primary with replicas does."""
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                MARIADBD,
+                "--no-defaults",
+                "--user=root",
+                f"--datadir={self.datadir}",
+                f"--port={self.port}",
+                "--bind-address=127.0.0.1",
+                f"--socket={self.directory / 'mariadb.sock'}",
+                f"--pid-file={self.directory / 'mariadb.pid'}",
+                f"--log-error={self.directory / 'error.log'}",
+                f"--log-bin={self.directory / 'binlog'}",
+                "--server-id=1",
+                "--innodb-buffer-pool-size=64M",
+                "--character-set-server=utf8mb4",
+                "--collation-server=utf8mb4_unicode_ci",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for(self.answers, timeout=60, what="the private MariaDB to start")
+
+
+@pytest.mark.slow
+def test_with_binary_logging_migrate_refuses_until_trigger_creators_are_trusted(
+    tmp_path: Path,
+) -> None:
+    database = BinaryLoggingMariaDB(tmp_path)
+    database.install()
+    database.start()
+    try:
+        database.sql(
+            "CREATE DATABASE h8_binlog CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;"
+            " CREATE USER 'h8_app'@'%' IDENTIFIED BY 'h8-secret';"
+            f" GRANT {DOCUMENTED_GRANT} ON h8_binlog.* TO 'h8_app'@'%'"
+        )
+        url = f"mysql://h8_app:h8-secret@127.0.0.1:{database.port}/h8_binlog"
+
+        refused = _migrate(url)
+        database.sql("SET GLOBAL log_bin_trust_function_creators = 1")
+        private = MySQLdb.connect(host="127.0.0.1", port=database.port, user="root")
+        with closing(private), private.cursor() as cursor:
+            cursor.execute("SHOW TABLES FROM h8_binlog")
+            made_by_the_refused_migrate = cursor.fetchall()
+        migrated = _migrate(url)
+    finally:
+        database.kill()
+
+    assert refused.returncode != 0
+    assert "Binary logging is on" in refused.stderr
+    assert "SET GLOBAL log_bin_trust_function_creators = 1" in refused.stderr
+    assert not made_by_the_refused_migrate
+    assert migrated.returncode == 0, migrated.stderr
