@@ -336,6 +336,10 @@ class CaseChange(models.Model):
 
     class Meta:
         db_table = "case_change"
+        # The distinct cases waiting, counted up to a bound at each scrape and probe
+        # (search_backends/refill.py), read off this index: a few index reads whatever the
+        # number of changes (without it, 500,000 changes of 100 cases: 336 ms on MariaDB).
+        indexes = [models.Index(fields=["case_id"], name="idx_case_change_case")]
 
     def __str__(self) -> str:
         return f"{self.seq}: {self.case_id}"
