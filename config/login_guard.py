@@ -16,7 +16,7 @@ Failures are counted three ways, those django-axes names with AXES_LOCKOUT_PARAM
   answer to lockouts an attacker can cause): such a browser is spared this lock, never
   the other two. A botnet so gets at most 100 guesses a window at one account, and
   still cannot keep the operator out of the operator's own browser. The cookie names
-  the last account that signed in from the browser; a browser new to the account
+  the last five accounts that signed in from the browser; a browser new to the account
   (or one whose cookie is 90 days old) waits such a lock out like anyone else.
 
 The two wider limits default to multiples of the pair's (config/security_settings.py
@@ -59,11 +59,13 @@ MAX_FAILURES = {
     USERNAME: "ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME",
 }
 
-# The cookie a login leaves in the browser: the account, signed with SECRET_KEY, sent
-# to the login page only. It stays good this long after the last login that set it.
+# The cookie a login leaves in the browser: the accounts that signed in from it (the
+# latest TRUSTED_ACCOUNTS), signed with SECRET_KEY, sent to the login page only. It stays
+# good this long after the last login that set it.
 TRUSTED_COOKIE = "admin_login_trusted"
 TRUSTED_SALT = "config.login_guard.trusted"
 TRUSTED_MAX_AGE = 90 * 24 * 3600
+TRUSTED_ACCOUNTS = 5
 
 
 class LoginFailureCount(WindowCountThrottle):
@@ -106,23 +108,29 @@ class LoginAttempt:
 
     username: str
     client_address: str
-    trusted: bool = False
+    # The accounts that signed in from this browser, latest first (the signed cookie's).
+    trusted_accounts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, request: HttpRequest) -> "LoginAttempt":
         username = str(request.POST.get("username", ""))[:USERNAME_LOGGED_CHARS]
         # The address as the API's rate limits find it (REST_FRAMEWORK's NUM_PROXIES).
         address = BaseThrottle().get_ident(request) or ""
-        # A missing, forged or expired cookie is None (get_signed_cookie's default).
+        # A missing, forged or expired cookie is "" (get_signed_cookie's default).
         trusted_as = request.get_signed_cookie(
-            TRUSTED_COOKIE, default=None, salt=TRUSTED_SALT, max_age=TRUSTED_MAX_AGE
+            TRUSTED_COOKIE, default="", salt=TRUSTED_SALT, max_age=TRUSTED_MAX_AGE
         )
-        trusted = trusted_as == account_key(username)
-        return cls(username=username, client_address=address, trusted=trusted)
+        trusted_accounts = tuple(account for account in trusted_as.split(",") if account)
+        return cls(username=username, client_address=address, trusted_accounts=trusted_accounts)
 
     @property
     def account(self) -> str:
         return account_key(self.username)
+
+    @property
+    def trusted(self) -> bool:
+        """Whether this browser has signed in as the account before."""
+        return self.account in self.trusted_accounts
 
     def _counts(self) -> list[LoginFailureCount]:
         return [
@@ -190,9 +198,10 @@ def admin_login_succeeded(*, attempt: LoginAttempt, response: HttpResponse, path
     """Forget the pair's failures, and trust the browser for this account from now on
     (`response` sets the cookie for the login page at `path`)."""
     attempt._counts()[0].forget()
+    others = [account for account in attempt.trusted_accounts if account != attempt.account]
     response.set_signed_cookie(
         TRUSTED_COOKIE,
-        attempt.account,
+        ",".join([attempt.account, *others][:TRUSTED_ACCOUNTS]),
         salt=TRUSTED_SALT,
         max_age=TRUSTED_MAX_AGE,
         path=path,

@@ -203,6 +203,17 @@ def test_a_browser_that_signed_in_as_another_account_is_locked_out_of_this_one(r
     assert log_in("root", PASSWORD, address="10.0.9.9", browser=alices).status_code == 429
 
 
+def test_a_browser_that_signed_in_as_two_accounts_is_spared_for_both(root) -> None:
+    get_user_model().objects.create_superuser("alice", "alice@example.com", "pw-alice-123")
+    operators = Client()
+    assert log_in("root", PASSWORD, address="10.0.9.9", browser=operators).status_code == 302
+    assert log_in("alice", "pw-alice-123", browser=operators).status_code == 302
+
+    fail_from_many_addresses("root", 30)
+
+    assert log_in("root", PASSWORD, address="10.0.9.9", browser=operators).status_code == 302
+
+
 def test_a_browser_that_signed_in_before_is_still_locked_after_ten_failures_of_its_own(
     root,
 ) -> None:
