@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Trim, Upper
 from django.db.models.lookups import Exact
@@ -29,6 +28,7 @@ from caselibrary.models import (
 from caselibrary.search_engine import L0, L1, NONE, Hit, Ranked, decision_thresholds, rank_cases
 from caselibrary.structuring import Taxonomy, taxonomy_of
 from config.api import NotFound
+from config.optional_cache import cached_or_computed
 from diagnosis.models import DiagnosisSession
 
 
@@ -372,7 +372,7 @@ ACCURACY_CACHE_SECONDS = 60
 def case_structuring_accuracy() -> StructuringAccuracy:
     """One aggregate over the proposals and their cases, cached for a minute (the
     overview page is opened often; the numbers move slowly)."""
-    return cache.get_or_set("case-structuring-accuracy", _accuracy, ACCURACY_CACHE_SECONDS)
+    return cached_or_computed("case-structuring-accuracy", _accuracy, ACCURACY_CACHE_SECONDS)
 
 
 def _accuracy() -> StructuringAccuracy:

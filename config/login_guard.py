@@ -44,6 +44,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import BaseThrottle
 
+from config.middleware import is_cache_outage
 from config.throttling import WindowCountThrottle
 
 logger = logging.getLogger(__name__)
@@ -168,23 +169,43 @@ def account_key(username: str) -> str:
 
 
 def admin_login_lock(*, attempt: LoginAttempt) -> LoginLock | None:
-    """What refuses the attempt unchecked; None when it may try."""
-    held = {
-        count.limit: seconds
-        for count in attempt._counts()
-        if not (attempt.trusted and count.limit == USERNAME)
-        if (seconds := count.locked_for())
-    }
+    """What refuses the attempt unchecked; None when it may try (also while the cache
+    cannot be reached: the console is needed most during an outage)."""
+    try:
+        held = {
+            count.limit: seconds
+            for count in attempt._counts()
+            if not (attempt.trusted and count.limit == USERNAME)
+            if (seconds := count.locked_for())
+        }
+    except Exception as exc:
+        if not is_cache_outage(exc):
+            raise
+        _not_counted(attempt, exc)
+        return None
     if not held:
         return None
     return LoginLock(limit=",".join(held), seconds=max(held.values()))
 
 
 def admin_login_failed(*, attempt: LoginAttempt) -> None:
-    reached = [count.limit for count in attempt._counts() if count.add()]
+    try:
+        reached = [count.limit for count in attempt._counts() if count.add()]
+    except Exception as exc:
+        if not is_cache_outage(exc):
+            raise
+        reached = []
     # `limit` names the limits this failure reached, if any (None is left out of the line).
     extra = {**attempt._log_fields(), "limit": ",".join(reached) or None}
     logger.warning("admin login failed", extra=extra)
+
+
+def _not_counted(attempt: LoginAttempt, exc: Exception) -> None:
+    logger.warning(
+        "admin login: the cache cannot be reached, failed logins are not counted (%s)",
+        exc.__class__.__name__,
+        extra=attempt._log_fields(),
+    )
 
 
 def admin_login_refused(*, attempt: LoginAttempt, lock: LoginLock) -> None:
@@ -197,7 +218,11 @@ def admin_login_refused(*, attempt: LoginAttempt, lock: LoginLock) -> None:
 def admin_login_succeeded(*, attempt: LoginAttempt, response: HttpResponse, path: str) -> None:
     """Forget the pair's failures, and trust the browser for this account from now on
     (`response` sets the cookie for the login page at `path`)."""
-    attempt._counts()[0].forget()
+    try:
+        attempt._counts()[0].forget()
+    except Exception as exc:
+        if not is_cache_outage(exc):
+            raise
     others = [account for account in attempt.trusted_accounts if account != attempt.account]
     response.set_signed_cookie(
         TRUSTED_COOKIE,

@@ -5,12 +5,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from caselibrary.selectors import cases_awaiting_curation
+from config.optional_cache import cached_or_computed
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from diagnosis.selectors import EVIDENCE_SCORE, SCORE_BAND_BOUNDS, ScoreBand, score_band
 from evaluation.opinion import FACTOR_NAMES
@@ -135,7 +135,7 @@ def feedback_overview(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> FeedbackOvervie
     """
     days = overview_window(days)
     key = f"feedback-overview:{days}:{timezone.get_current_timezone_name()}"
-    return cache.get_or_set(key, lambda: _compute_overview(days), OVERVIEW_CACHE_SECONDS)
+    return cached_or_computed(key, lambda: _compute_overview(days), OVERVIEW_CACHE_SECONDS)
 
 
 def _compute_overview(days: int) -> FeedbackOverview:
@@ -314,7 +314,7 @@ def feedback_attribution(*, days: int = DEFAULT_OVERVIEW_WINDOW) -> Attribution:
     """
     days = overview_window(days)
     key = f"feedback-attribution:{days}:{timezone.get_current_timezone_name()}"
-    return cache.get_or_set(key, lambda: _compute_attribution(days), OVERVIEW_CACHE_SECONDS)
+    return cached_or_computed(key, lambda: _compute_attribution(days), OVERVIEW_CACHE_SECONDS)
 
 
 def _compute_attribution(days: int) -> Attribution:
