@@ -29,6 +29,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.settings_rules import (
     REDIS_SCHEMES,
+    absolute_path_problem,
     openai_setting_problem,
     opinion_calls_problem,
     range_problem,
@@ -299,6 +300,15 @@ def env_regex_list(name: str) -> list[str] | None:
     if wrong:
         return _refuse(name, f"{name}: {'; '.join(wrong)}", None)
     return patterns
+
+
+def env_absolute_path(name: str, default: Path) -> Path:
+    """An absolute path (config/settings_rules.py says why not a relative one)."""
+    value = env_str(name)
+    if value == "":
+        return default
+    wrong = absolute_path_problem(name, value)
+    return _refuse(name, wrong, default) if wrong else Path(value)
 
 
 def env_url(name: str, *, schemes: Sequence[str]) -> str:

@@ -7,8 +7,13 @@ import contextlib
 import contextvars
 import json
 import logging
+import multiprocessing.process
+import sys
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from types import TracebackType
+from typing import TextIO
 
 from django.core.signals import request_finished, request_started
 from django.http import HttpRequest
@@ -173,3 +178,65 @@ def _plain_value(value: object) -> str:
     if text and not any(c.isspace() or c in "\"'=" for c in text):
         return text
     return json.dumps(text, ensure_ascii=False)
+
+
+# --- Exceptions nothing catches ---------------------------------------------------
+
+_uncaught = logging.getLogger("uncaught")
+_process_run = multiprocessing.process.BaseProcess.run
+
+
+def console_handler(stream: TextIO, *, uncaught_as_lines: bool = False) -> logging.Handler:
+    """LOGGING's console handler (config/logging_settings.py), as gunicorn's master and
+    every Django process make it; with `uncaught_as_lines`, exceptions nothing catches are
+    logged through it too."""
+    if uncaught_as_lines:
+        log_uncaught_exceptions()
+    return logging.StreamHandler(stream)
+
+
+def log_uncaught_exceptions() -> None:
+    """Write an exception nothing catches (in the main thread, another thread, or a
+    multiprocessing child such as django-q2's sentinel) as one CRITICAL line with its
+    class, message and traceback, in place of Python's traceback on stderr. The process
+    ends as it would have: status 1 (a thread's end leaves the process running).
+
+    Python asks sys.excepthook and threading.excepthook; a multiprocessing child prints
+    its traceback itself (multiprocessing.process.BaseProcess._bootstrap), so its run()
+    is wrapped. Installing twice (logging set up again) changes nothing."""
+    sys.excepthook = _log_uncaught
+    threading.excepthook = _log_uncaught_in_thread
+    multiprocessing.process.BaseProcess.run = _run_logging_uncaught  # type: ignore[method-assign]
+
+
+def _log_uncaught(
+    exc_type: type[BaseException],
+    exc: BaseException,
+    tb: TracebackType | None,
+    where: str = "",
+) -> None:
+    text = str(exc)
+    message = (
+        f"Uncaught {exc_type.__name__}{where}: {text}"
+        if text
+        else f"Uncaught {exc_type.__name__}{where}"
+    )
+    _uncaught.critical(message, exc_info=(exc_type, exc, tb))
+
+
+def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:  # threading ignores it silently; so do we
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    exc = args.exc_value if args.exc_value is not None else args.exc_type()
+    _log_uncaught(args.exc_type, exc, args.exc_traceback, f" in thread {name}")
+
+
+def _run_logging_uncaught(self: multiprocessing.process.BaseProcess) -> None:
+    try:
+        _process_run(self)
+    except Exception:
+        # SystemExit and KeyboardInterrupt are left to multiprocessing, as they were.
+        exc_type, exc, tb = sys.exc_info()
+        _log_uncaught(exc_type, exc, tb, f" in process {self.name}")  # type: ignore[arg-type]
+        sys.exit(1)  # multiprocessing's status for an exception, without its traceback

@@ -26,7 +26,10 @@ def logging_settings(*, level: str, log_format: str, queue_level: str) -> dict[s
         },
         "handlers": {
             "console": {
-                "class": "logging.StreamHandler",
+                "()": "config.logging.console_handler",
+                # JSON lines only: an exception nothing catches is one more line, not
+                # Python's traceback on stderr (config.logging.log_uncaught_exceptions).
+                "uncaught_as_lines": log_format == "json",
                 # stderr (StreamHandler's default), which a service manager collects as it
                 # does stdout: a command's stdout is its output (a key, an export), which
                 # a log line must never join.

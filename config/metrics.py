@@ -61,10 +61,15 @@ REQUEST_SECONDS = Histogram(
 SESSIONS_COMPLETED = Counter(
     "diagnosis_sessions_completed_total", "Sessions completed, by final status.", ["status"]
 )
+# Scores are integers, so `le` at each band's top (diagnosis.selectors.SCORE_BAND_BOUNDS:
+# 0, 1-39, 40-64, 65+) counts a band exactly: the dashboard's panel by band subtracts
+# le="39.0" from le="64.0" for 40-64 (tests/test_evidence_score_buckets.py). 65 stays an
+# edge: series already scraped name it.
+EVIDENCE_SCORE_BUCKETS = (0, 10, 20, 30, 39, 50, 64, 65, 80, 100)
 SCORES = Histogram(
     "diagnosis_evidence_score",
     "Evidence scores written by the rule engine (one per scoring, rescores included).",
-    buckets=(0, 10, 20, 30, 40, 50, 64, 65, 80, 100),
+    buckets=EVIDENCE_SCORE_BUCKETS,
 )
 SCORING_FAILURES = Counter(
     "diagnosis_scoring_failures_total", "Scoring tasks that failed (retried per the queue)."

@@ -4,7 +4,8 @@ answer-or-NONE decision, and the Milvus server when the passages live there
 of config/settings.py, which takes them all with a `*` import.
 """
 
-from config.env import env_bool, env_choice, env_float, env_int, env_str
+from config.env import env_bool, env_choice, env_float, env_int, env_str, require
+from config.settings_rules import milvus_uri_problem
 
 # Which engine stores the case library's passages: "database" (this database: BM25 by
 # SQLite FTS5, or on MariaDB/MySQL by a term index in memory; vectors searched in memory)
@@ -58,6 +59,11 @@ CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
 # The server: http://host:19530 (https:// for TLS), and its token ("user:password" or an
 # API key). The token is a secret: never logged, never shown.
 MILVUS_URI = env_str("MILVUS_URI", "http://127.0.0.1:19530")
+if CASE_SEARCH_BACKEND == "milvus":
+    # Judged here, before anything imports pymilvus: the client reads MILVUS_URI from the
+    # environment itself on import, and fails every search with the whole URI, password
+    # included, in its error when it cannot read it.
+    require("MILVUS_URI", milvus_uri_problem("MILVUS_URI", MILVUS_URI))
 MILVUS_TOKEN = env_str("MILVUS_TOKEN")
 # The database on the server ("" = its default database) and the collection of passages.
 MILVUS_DB_NAME = env_str("MILVUS_DB_NAME")

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from config import settings_rules as _rules
 from config.env import (
+    env_absolute_path,
     env_bool,
     env_choice,
     env_database,
@@ -48,6 +49,8 @@ if not SECRET_KEY:
     if not DEBUG and not refused("DEBUG"):  # a bad DEBUG says nothing about the key
         problem("SECRET_KEY", "SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+elif not DEBUG and not refused("DEBUG") and (weak := _rules.secret_key_problem(SECRET_KEY)):
+    problem("SECRET_KEY", weak)  # Django's W009, a warning only: gunicorn would start
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS", wildcards=True)
@@ -212,7 +215,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATIC_ROOT = env_absolute_path("STATIC_ROOT", BASE_DIR / "staticfiles")
 
 # --- Security (production) --------------------------------------------------
 
@@ -384,8 +387,11 @@ if 0 < READYZ_WORKER_MAX_AGE < 2 * _HEARTBEAT_SECONDS:
 
 # /readyz and the /metrics scrape wait this long (seconds) at most for their database
 # reads, then answer as if the database were unreachable (config/deadline.py): a database
-# that hangs must not hold them past a load balancer's or Prometheus' timeout.
-PROBE_DB_DEADLINE_SECONDS = env_int("PROBE_DB_DEADLINE_SECONDS", 3, minimum=1)
+# that hangs must not hold them past a load balancer's or Prometheus' timeout. At most a
+# minute: no prober waits longer (Prometheus' scrape_timeout defaults to 10 s, a load
+# balancer's health check to a few), and past its timeout nobody reads the answer while
+# a web thread is still held by it.
+PROBE_DB_DEADLINE_SECONDS = env_int("PROBE_DB_DEADLINE_SECONDS", 3, minimum=1, maximum=60)
 
 # --- Run files, attribution ------------------------------------------------------
 

@@ -104,6 +104,88 @@ _REDIS_NUMBER_OPTIONS = {
 }
 
 
+# Django's own rule for a key it calls weak (django.core.checks.security.base, W009), which
+# is only a warning there: with DEBUG off the key signs sessions, CSRF tokens, the admin's
+# login cookie and the feedback tokens, so a weak one stops start-up.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE_CHARACTERS = 5
+SECRET_KEY_INSECURE_PREFIX = "django-insecure-"  # noqa: S105 (a prefix, no key)
+
+
+def secret_key_problem(key: str) -> str | None:
+    """What makes `key` weak by Django's rule, its length or count of different characters
+    (never the key itself), or None."""
+    if key.startswith(SECRET_KEY_INSECURE_PREFIX):
+        got = "Django's start-project key (django-insecure-…)"
+    elif len(key) < SECRET_KEY_MIN_LENGTH:
+        got = f"{len(key)} characters"
+    elif len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        got = f"{len(set(key))} different characters"
+    else:
+        return None
+    return (
+        f"SECRET_KEY must be at least {SECRET_KEY_MIN_LENGTH} characters with at least "
+        f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} different ones when DEBUG is off, got {got}: "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))' makes one"
+    )
+
+
+def absolute_path_problem(name: str, path: str) -> str | None:
+    """A relative path names a different directory for each working directory a process
+    starts in (collectstatic from one, a web server reading from another)."""
+    if path.startswith("/"):
+        return None
+    return (
+        f"{name} must be an absolute path, got {shown(path)}: a relative one names a "
+        "different directory for each working directory"
+    )
+
+
+# The schemes of a Milvus server's address (MILVUS_URI): gRPC, over TLS with https.
+MILVUS_URI_SCHEMES = ("http", "https")
+
+
+def milvus_uri_problem(name: str, uri: str) -> str | None:
+    """What keeps the Milvus client (pymilvus) from reaching a server at `uri`, which must
+    be http[s]://[user:password@]host[:port][/database]. pymilvus also reads MILVUS_URI
+    from the environment when it is imported, and refuses there, with the whole URI in its
+    error, an address without a host or port it can read, an IPv6 address, a port from
+    65535, a unix socket and a Milvus Lite file: each is refused here first. No reason
+    holds the URI, which may carry a password."""
+    expected = f"{name} must be the Milvus server's address, http[s]://[user:password@]host[:port]"
+    what = _milvus_uri_fault(uri)
+    return f"{expected}, got {what}" if what else None
+
+
+def _milvus_uri_fault(uri: str) -> str | None:
+    scheme, separator, _rest = uri.partition("://")
+    if uri.lower().startswith("unix:"):
+        return "a unix socket (the client reads none from the environment)"
+    if not separator and uri.endswith(".db"):
+        return "a file (Milvus Lite: run it as a server, docs/search-milvus.md)"
+    if not (separator and _SCHEME.fullmatch(scheme)):
+        return "no scheme"
+    if scheme.lower() not in MILVUS_URI_SCHEMES:
+        return f"the scheme {shown(scheme.lower())}"
+    # Read as urllib reads it, as pymilvus does: a password holding "/", "?", "#", "@", "["
+    # or "]" not URL-encoded ends the host early, or leaves an unclosed "[".
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return "no address the client can read (URL-encode the password)"
+    if not parts.hostname:
+        return "no host"
+    if ":" in parts.hostname:
+        return "an IPv6 address (the client reads none: name the host)"
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port < 65535:
+        return "a port that is not a number from 1 to 65534 (or a password not URL-encoded)"
+    return None
+
+
 # --- Rules between settings -------------------------------------------------------
 
 

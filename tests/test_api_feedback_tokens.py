@@ -123,7 +123,7 @@ def test_a_tampered_token_is_403_in_the_contract_shape(finished, forge) -> None:
 def test_a_token_signed_with_another_secret_is_refused(finished, settings) -> None:
     settings.SECRET_KEY = "another-installation-secret-key-0123456789"
     token = feedback_token_for(session_id="tok-1")
-    settings.SECRET_KEY = "test-only-secret-key-not-for-production"
+    settings.SECRET_KEY = "test-only-secret-key-not-for-production-0123456789abcdef"
 
     response = browser(token).post(URL, {"sessionId": "tok-1", "feedback": "useful"}, format="json")
 

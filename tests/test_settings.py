@@ -41,13 +41,13 @@ def refusal(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
 
 
 def test_debug_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert load_settings(monkeypatch, SECRET_KEY="x" * 50)["DEBUG"] is False
+    assert load_settings(monkeypatch, SECRET_KEY="prod-" + "k3y" * 20)["DEBUG"] is False
 
 
 def test_in_production_the_language_cookie_is_as_secure_as_the_session_cookie(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    loaded = load_settings(monkeypatch, DEBUG="0", SECRET_KEY="k" * 50)
+    loaded = load_settings(monkeypatch, DEBUG="0", SECRET_KEY="prod-" + "k3y" * 20)
 
     assert loaded["LANGUAGE_COOKIE_SECURE"] is loaded["SESSION_COOKIE_SECURE"] is True
 

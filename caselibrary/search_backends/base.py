@@ -115,6 +115,11 @@ def get_backend(name: str | None = None) -> SearchBackend:
 _instances: dict[str, SearchBackend] = {}
 
 
+def existing_backend(name: str) -> SearchBackend | None:
+    """The process's backend of that name if get_backend() made it, without making it."""
+    return _instances.get(name)
+
+
 # Sent (`backend`, `found`) when a backend finds its collection lost as it checks it, on
 # first use and after a failure: missing (then made anew by it) or holding no passage
 # (`found` says which, for the log). The indexer's service listens (apps.py): when the

@@ -15,9 +15,9 @@ another model); the old one can be dropped once it is done. The collection also 
 the three in its properties, and a process refuses a collection that says otherwise
 (IndexStale: made by hand, or by another version of this code).
 
-Every failure (server down, timeout, refused request) is raised as BackendUnavailable, so
-the search service can answer without the index and say so; nothing here lets a raw
-client error through.
+Every failure (server down, timeout, refused request, whatever else the client raises)
+is raised as BackendUnavailable, so the search service can answer without the index and
+say so; nothing here lets a raw client error through, nor a credential (milvus_errors.py).
 
 A collection lost under the service (dropped, a new or emptied server, a lost data
 directory, a restore) is not a failure: the backend makes it anew and carries on, and
@@ -27,11 +27,11 @@ tells `collection_lost`, on which the indexer's service queues every case again.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, TypeVar
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -40,6 +40,7 @@ from caselibrary.search_backends import milvus_collection as collection
 from caselibrary.search_backends.base import BackendUnavailable as _Unavailable
 from caselibrary.search_backends.base import IndexedPassage, collection_lost
 from caselibrary.search_backends.milvus_collection import engine_terms, index_tag
+from caselibrary.search_backends.milvus_errors import raised_by_client, redacted, server_address
 
 if TYPE_CHECKING:
     import numpy
@@ -101,6 +102,8 @@ class MilvusBackend:
         self._client: MilvusClient | None = None
         self._checked = False
         self._lock = threading.Lock()
+        # Why the last call failed (redacted), None once one succeeds: /readyz reads it.
+        self.failure: str | None = None
 
     def __repr__(self) -> str:  # the token stays out of every log line and traceback
         return f"<MilvusBackend {self._where} collection={self.collection}>"
@@ -109,8 +112,7 @@ class MilvusBackend:
     def _where(self) -> str:
         # The URI as shown in messages: scheme, host and port only (no user or password
         # someone may have written into it).
-        parts = urlsplit(self.uri)
-        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        return server_address(self.uri)
 
     # --- SearchBackend --------------------------------------------------------------
 
@@ -364,25 +366,63 @@ class MilvusBackend:
             from grpc import RpcError
             from pymilvus.exceptions import MilvusException
         except ImportError as exc:
-            raise BackendUnavailable(
-                "CASE_SEARCH_BACKEND=milvus needs the Milvus client: pip install '.[milvus]'"
-            ) from exc
+            raise self._failed(
+                "CASE_SEARCH_BACKEND=milvus needs the Milvus client: pip install '.[milvus]'", exc
+            ) from None
+        except Exception as exc:
+            # pymilvus reads MILVUS_URI from the environment as it is imported, and raises
+            # with the whole URI when it cannot read it (a value the settings did not judge:
+            # another search backend was configured when they were read).
+            raise self._failed(f"the Milvus client cannot be imported: {_said(exc)}", exc) from None
         try:
             yield
-        except BackendUnavailable:
+        except BackendUnavailable as exc:
+            self.failure = str(exc)
             raise
-        except (MilvusException, RpcError, ConnectionError, TimeoutError, OSError) as exc:
-            # The next call connects and checks the collection anew: the server may have
-            # come back (the client does not always find it again by itself), or the
-            # collection been dropped and made again.
-            self._forget_client()
-            if isinstance(exc, RpcError):
-                message = f"{exc.code().name} {exc.details()}"
-            else:
-                message = getattr(exc, "message", None) or type(exc).__name__
-            raise BackendUnavailable(
-                f"Milvus at {self._where} failed the {what}: {message}"
-            ) from exc
+        except Exception as exc:
+            # Whatever the client raises fails the call (a refused request, a ValueError of
+            # its own reading of the URI); an error of this module's code goes on up.
+            client_error = (MilvusException, RpcError, ConnectionError, TimeoutError, OSError)
+            if not (isinstance(exc, client_error) or raised_by_client(exc)):
+                raise
+            error = self._failed(f"Milvus at {self._where} failed the {what}: {_said(exc)}", exc)
+            raise error from error.__cause__
+        else:
+            self.failure = None
+
+    def _failed(self, message: str, exc: Exception) -> BackendUnavailable:
+        """The error to raise for `exc`, noted as this backend's failure. The next call
+        connects and checks the collection anew: the server may have come back (the client
+        does not always find it again by itself), or the collection been dropped and made
+        again. Neither the message nor the error's cause keeps a credential."""
+        self._forget_client()
+        # pymilvus may also show the URI it read from the environment on import.
+        uris = (self.uri, os.environ.get("MILVUS_URI", ""))
+        message = redacted(message, uris=uris, token=self._token)
+        error = BackendUnavailable(message)
+        # Chained to the client's error unless that shows a credential.
+        if redacted(str(exc), uris=uris, token=self._token) == str(exc):
+            error.__cause__ = exc
+        self.failure = message
+        return error
+
+
+def _said(exc: Exception) -> str:
+    """What the client's error says (a gRPC one: its status and details)."""
+    # A grpc.RpcError has code() and details(); a MilvusException's code is a number.
+    code, details = getattr(exc, "code", None), getattr(exc, "details", None)
+    if callable(code) and callable(details):
+        return f"{code().name} {details()}"
+    return getattr(exc, "message", None) or str(exc) or type(exc).__name__
+
+
+def backend_failure() -> str | None:
+    """Why this process's Milvus backend failed its last call, or None: it has made none
+    yet, or the last one succeeded."""
+    from caselibrary.search_backends.base import existing_backend
+
+    backend = existing_backend("milvus")
+    return getattr(backend, "failure", None)
 
 
 def _collection_missing(exc: Exception) -> bool:

@@ -18,6 +18,7 @@ read within PROBE_DB_DEADLINE_SECONDS with the database's other checks.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 
 from django.conf import settings
@@ -50,10 +51,20 @@ def cases_waiting() -> int:
 
 
 def search_index_check() -> str | None:
-    """/readyz's `search_index` with Milvus: "ok", or how many cases wait (a refill's);
-    None (left out) with the database backend."""
+    """/readyz's `search_index` with Milvus: "ok", how many cases wait (a refill's), or
+    "unavailable: ..." and why when the backend's last call failed; None (left out) with
+    the database backend."""
     if settings.CASE_SEARCH_BACKEND != "milvus":
         return None
+    # What this process knows without a call to the server: whether the client is
+    # installed, and whether the backend's last call failed (searches answer degraded).
+    if importlib.util.find_spec("pymilvus") is None:
+        return "unavailable: the Milvus client is not installed: pip install '.[milvus]'"
+    from caselibrary.search_backends.milvus import backend_failure
+
+    failure = backend_failure()
+    if failure:
+        return f"unavailable: {failure}"
     waiting = cases_waiting()
     if not waiting:
         return "ok"

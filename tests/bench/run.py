@@ -132,7 +132,8 @@ def child_env() -> dict[str, str]:
     env.update(
         {
             "DEBUG": "0",
-            "SECRET_KEY": os.environ.get("SECRET_KEY") or "bench-only-secret-key",
+            "SECRET_KEY": os.environ.get("SECRET_KEY")
+            or "bench-only-secret-key-not-for-production-0123456789abcdef",
             "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
             "SECURE_SSL_REDIRECT": "0",
             # Production configuration: the rate limiter on, at a limit the load stays

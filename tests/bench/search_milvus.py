@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-0123456789abcdef")
     import django
 
     django.setup()

@@ -10,10 +10,16 @@ from diagnosis.management.commands._base import ServiceCommand
 from feedback.retention import MAX_AGE_DAYS, PURGE_BATCH, sessions_purge
 
 _AGE = re.compile(r"\A(\d+)([dh])\Z")
+_NEGATIVE = re.compile(r"-\.?\d")
 
 
 def parse_age(value: str) -> timedelta:
     """ "180d" or "12h"."""
+    if value.strip().startswith("-"):
+        raise CommandError(
+            f'--older-than wants a number of days or hours, e.g. "180d", got {value!r}: '
+            "an age is never negative"
+        )
     match = _AGE.match(value.strip())
     if not match or int(match.group(1)) == 0:
         raise CommandError(
@@ -35,6 +41,10 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        # argparse reads "-5d" as an option, not --older-than's value, and says only
+        # "expected one argument": a value starting with "-" and a digit is a value here
+        # (as Python 3.13's argparse reads it), which parse_age refuses by name.
+        parser._negative_number_matcher = _NEGATIVE  # type: ignore[attr-defined]
         parser.add_argument(
             "--older-than",
             required=True,
