@@ -49,10 +49,14 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-def held_privileges(grants: list[str], database: str) -> tuple[set[str], set[str], bool]:
+def held_privileges(
+    grants: list[str], database: str, *, roles_listed: bool = False
+) -> tuple[set[str], set[str], bool]:
     """From the lines of SHOW GRANTS: the privileges held on every table of `database`,
     the global ones (*.*), and whether some line (a role granted, a partial revoke) may
-    change them in a way these lines do not show."""
+    change them in a way these lines do not show. `roles_listed`: the lines hold the
+    enabled roles' own grants too (MariaDB's SHOW GRANTS for the session), so a role
+    granted hides nothing that counts: one not enabled gives migrate nothing either."""
     on_database: set[str] = set()
     on_server: set[str] = set()
     unknown = False
@@ -60,7 +64,8 @@ def held_privileges(grants: list[str], database: str) -> tuple[set[str], set[str
         found = _GRANT_ON.match(line)
         if not found:
             # `GRANT role TO user`, or MySQL's partial revokes (`REVOKE … ON db.* FROM`).
-            unknown = unknown or line.startswith(("GRANT ", "REVOKE "))
+            hides = ("REVOKE ",) if roles_listed else ("GRANT ", "REVOKE ")
+            unknown = unknown or line.startswith(hides)
             continue
         names = {p.strip().upper() for p in found["privileges"].split(",")}
         if names & {"ALL", "ALL PRIVILEGES"}:
@@ -101,7 +106,10 @@ def _mysql_problems(connection: Any) -> list[CheckMessage]:
             " @@character_set_connection, @@log_bin, @@log_bin_trust_function_creators"
         )
         database, account, charset, connection_charset, log_bin, trusted = cursor.fetchone()
-        cursor.execute("SHOW GRANTS FOR CURRENT_USER()")
+        # MariaDB's SHOW GRANTS for the session lists the enabled roles' grants as well
+        # (nested ones included); MySQL's lists only the user's own.
+        mariadb = connection.mysql_is_mariadb
+        cursor.execute("SHOW GRANTS" if mariadb else "SHOW GRANTS FOR CURRENT_USER()")
         grants = [row[0] for row in cursor.fetchall()]
     problems: list[CheckMessage] = []
     if charset != "utf8mb4":
@@ -125,8 +133,8 @@ def _mysql_problems(connection: Any) -> list[CheckMessage]:
             )
         )
     user = _quoted_account(account)
-    on_database, on_server, unknown = held_privileges(grants, database)
-    needed = NEEDED if connection.mysql_is_mariadb else NEEDED + NEEDED_ON_MYSQL
+    on_database, on_server, unknown = held_privileges(grants, database, roles_listed=mariadb)
+    needed = NEEDED if mariadb else NEEDED + NEEDED_ON_MYSQL
     missing = [p for p in needed if p not in on_database]
     if missing:
         problem = Warning if unknown else Error

@@ -54,6 +54,19 @@ def test_a_role_or_a_revoke_makes_the_grants_uncertain(line: str) -> None:
     assert held_privileges([f"GRANT USAGE ON *.* {APP}", line], "diagnosis")[2] is True
 
 
+def test_with_the_enabled_roles_grants_listed_a_role_hides_nothing() -> None:
+    grants = [
+        f"GRANT `app_role` {APP}",
+        f"GRANT USAGE ON *.* {APP}",
+        "GRANT SELECT, TRIGGER ON `diagnosis`.* TO `app_role`",
+    ]
+
+    on_database, _, unknown = held_privileges(grants, "diagnosis", roles_listed=True)
+
+    assert {"SELECT", "TRIGGER"} <= on_database
+    assert unknown is False
+
+
 @pytest.mark.sqlite
 def test_sqlite_is_not_looked_at() -> None:
     assert mysql_ready_to_migrate(databases=["default"]) == []
