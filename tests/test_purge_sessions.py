@@ -78,6 +78,12 @@ def test_a_bad_age_is_one_clear_error(age) -> None:
         call_command("purge_sessions", f"--older-than={age}")
 
 
+@pytest.mark.parametrize("age", ["0d", "0h"])
+def test_an_age_of_nothing_says_the_least_it_takes(age) -> None:
+    with pytest.raises(CommandError, match="at least 1h"):
+        call_command("purge_sessions", f"--older-than={age}")
+
+
 def test_the_help_says_what_older_than_takes_and_what_it_removes() -> None:
     parser = load_command_class("feedback", "purge_sessions").create_parser(
         "manage.py", "purge_sessions"

@@ -21,9 +21,14 @@ def parse_age(value: str) -> timedelta:
             "an age is never negative"
         )
     match = _AGE.match(value.strip())
-    if not match or int(match.group(1)) == 0:
+    if not match:
         raise CommandError(
             f'--older-than wants a number of days or hours, e.g. "180d", got {value!r}'
+        )
+    if int(match.group(1)) == 0:
+        raise CommandError(
+            f'--older-than wants a number of days or hours, e.g. "180d", got {value!r}: '
+            "at least 1h (an age of nothing would remove every session it may)"
         )
     number, unit = int(match.group(1)), match.group(2)
     days = number if unit == "d" else number / 24
