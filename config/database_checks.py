@@ -100,6 +100,7 @@ def mysql_ready_to_migrate(
 
 
 def _mysql_problems(connection: Any) -> list[CheckMessage]:
+    # SQL of the server's own: its variables and SHOW GRANTS are no table the ORM reads.
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DATABASE(), CURRENT_USER(), @@character_set_database,"

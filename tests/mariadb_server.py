@@ -36,6 +36,10 @@ class PrivateMariaDB:
             timeout=120,
         )
 
+    def binary_log_options(self) -> list[str]:
+        """The server's binary log: none (a subclass writes one)."""
+        return ["--skip-log-bin"]
+
     def start(self) -> None:
         self.process = subprocess.Popen(
             [
@@ -48,7 +52,7 @@ class PrivateMariaDB:
                 f"--socket={self.directory / 'mariadb.sock'}",
                 f"--pid-file={self.directory / 'mariadb.pid'}",
                 f"--log-error={self.directory / 'error.log'}",
-                "--skip-log-bin",
+                *self.binary_log_options(),
                 "--innodb-buffer-pool-size=64M",
                 "--character-set-server=utf8mb4",
                 "--collation-server=utf8mb4_unicode_ci",

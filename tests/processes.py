@@ -9,7 +9,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,6 +150,68 @@ def start_gunicorn(
         stop_group(process)
         raise
     return process, base
+
+
+@contextlib.contextmanager
+def gunicorn_with_config(
+    env: dict[str, str],
+    *,
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,  # type: ignore[no-untyped-def]
+) -> Iterator[tuple[str, int]]:
+    """One gunicorn worker started as production starts it, with config/gunicorn.conf.py
+    (its worker class, logging and access log); yields its base URL and port once
+    /healthz answers, and stops it afterwards. `stdout`/`stderr`: where its access lines
+    and its error log go."""
+    port = free_port()
+    web = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "config.wsgi",
+            "-c",
+            "config/gunicorn.conf.py",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for(lambda: http_ok(f"{base}/healthz"), timeout=60, what="gunicorn")
+        yield base, port
+    finally:
+        stop_group(web)
+
+
+def run_until_it_exits(
+    command: list[str], *, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess:
+    """`command` run from the checkout to its end, its output captured; a process still
+    running after `timeout` seconds is stopped and fails the test."""
+    import pytest
+
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(process)
+        process.communicate()
+        pytest.fail(f"{command} kept running after {timeout:g} s")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _answers(url: str) -> bool:

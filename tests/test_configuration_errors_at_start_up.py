@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import free_port, stop_group
-from tests.test_settings import ROOT, production_env
+from tests import processes
+from tests.processes import free_port
+from tests.test_settings import production_env
 
 pytestmark = pytest.mark.integration
 
@@ -51,22 +52,7 @@ GUNICORN = str(Path(sys.executable).parent / "gunicorn")
 def run_until_it_exits(
     command: list[str], env: dict[str, str] = BAD
 ) -> subprocess.CompletedProcess:
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=production_env(**env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        stop_group(process)
-        process.communicate()
-        pytest.fail(f"{command} took the bad settings and kept running")
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    return processes.run_until_it_exits(command, env=production_env(**env))
 
 
 def assert_every_bad_variable_named_plainly(result: subprocess.CompletedProcess) -> None:

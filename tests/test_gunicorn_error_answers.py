@@ -4,8 +4,6 @@ in the API's JSON error shape with gunicorn's status, and logged as gunicorn log
 
 import json
 import socket
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from config.api import error_body
-from tests.processes import ROOT, child_env, free_port, http_ok, stop_group, wait_for
+from tests.processes import child_env, gunicorn_with_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -53,31 +51,12 @@ def served(tmp_path_factory) -> Iterator[Served]:  # type: ignore[no-untyped-def
     out, err = tmp / "stdout.log", tmp / "stderr.log"
     env = child_env(DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}")
     env.pop("LOG_FORMAT", None)
-    port = free_port()
-    with out.open("w") as stdout, err.open("w") as stderr:
-        web = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "gunicorn"),
-                "config.wsgi",
-                "-c",
-                "config/gunicorn.conf.py",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_for(lambda: http_ok(f"{base}/healthz"), timeout=60, what="gunicorn")
-            yield Served(port, out, err)
-        finally:
-            stop_group(web)
+    with (
+        out.open("w") as stdout,
+        err.open("w") as stderr,
+        gunicorn_with_config(env, stdout=stdout, stderr=stderr) as (_base, port),
+    ):
+        yield Served(port, out, err)
 
 
 def assert_json_error(answer: tuple[int, dict[str, str], bytes], status: int, code: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, child_env, free_port, stop_group, wait_for
+from tests.processes import ROOT, child_env, free_port, gunicorn_with_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -22,32 +22,13 @@ def serve_and_read(tmp_path: Path, paths: list[str], **extra: str) -> tuple[list
     out, err = tmp_path / "stdout.log", tmp_path / "stderr.log"
     env = child_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", **extra)
     env.pop("LOG_FORMAT", None)
-    port = free_port()
-    with out.open("w") as stdout, err.open("w") as stderr:
-        web = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "gunicorn"),
-                "config.wsgi",
-                "-c",
-                "config/gunicorn.conf.py",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_for(lambda: _status(f"{base}/healthz") == 200, timeout=60, what="gunicorn")
-            for path in paths:
-                _status(base + path, request_id="req-42")
-        finally:
-            stop_group(web)
+    with (
+        out.open("w") as stdout,
+        err.open("w") as stderr,
+        gunicorn_with_config(env, stdout=stdout, stderr=stderr) as (base, _port),
+    ):
+        for path in paths:
+            _status(base + path, request_id="req-42")
     return out.read_text().splitlines(), err.read_text().splitlines()
 
 

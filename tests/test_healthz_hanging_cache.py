@@ -6,8 +6,6 @@ The cache's own read timeout here is far longer than the client waits, so a prob
 touched the cache would fail its test by the client's timeout, not by a clock."""
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, child_env, free_port, http_ok, stop_group, wait_for
+from tests.processes import child_env, gunicorn_with_config
 from tests.silent_server import SilentServer
 from tests.test_metrics import parse, value
 
@@ -57,32 +55,12 @@ def served(tmp_path: Path, hanging_redis: SilentServer) -> Iterator[Served]:
         REDIS_URL=url,
         PROBE_DB_DEADLINE_SECONDS="1",
     )
-    port = free_port()
-    web = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "config.wsgi",
-            "-c",
-            "config/gunicorn.conf.py",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "1",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_for(lambda: http_ok(f"{base}/healthz"), timeout=60, what="gunicorn")
-        yield Served(base, hanging_redis)
-    finally:
-        # The reads it holds end first, or the worker waits for them to stop.
-        hanging_redis.close()
-        stop_group(web)
+    with gunicorn_with_config(env) as (base, _port):
+        try:
+            yield Served(base, hanging_redis)
+        finally:
+            # The reads it holds end first, or the worker waits for them to stop.
+            hanging_redis.close()
 
 
 def test_healthz_answers_while_the_cache_hangs_without_connecting_to_it(served: Served) -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.mariadb_server import MARIADBD, PrivateMariaDB
-from tests.processes import ROOT, child_env, wait_for
+from tests.mariadb_server import PrivateMariaDB
+from tests.processes import ROOT, child_env
 
 pytestmark = [pytest.mark.mysql, pytest.mark.integration]
 
@@ -190,29 +190,8 @@ class BinaryLoggingMariaDB(PrivateMariaDB):
     """A private server (the shared one's settings are not the test's to change) that
     writes a binary log, as a primary with replicas does."""
 
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                MARIADBD,
-                "--no-defaults",
-                "--user=root",
-                f"--datadir={self.datadir}",
-                f"--port={self.port}",
-                "--bind-address=127.0.0.1",
-                f"--socket={self.directory / 'mariadb.sock'}",
-                f"--pid-file={self.directory / 'mariadb.pid'}",
-                f"--log-error={self.directory / 'error.log'}",
-                f"--log-bin={self.directory / 'binlog'}",
-                "--server-id=1",
-                "--innodb-buffer-pool-size=64M",
-                "--character-set-server=utf8mb4",
-                "--collation-server=utf8mb4_unicode_ci",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_for(self.answers, timeout=60, what="the private MariaDB to start")
+    def binary_log_options(self) -> list[str]:
+        return [f"--log-bin={self.directory / 'binlog'}", "--server-id=1"]
 
 
 @pytest.mark.slow

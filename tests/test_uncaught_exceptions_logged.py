@@ -9,28 +9,13 @@ import sys
 
 import pytest
 
-from tests.processes import ROOT, child_env, free_port, stop_group
+from tests.processes import child_env, free_port, run_until_it_exits
 
 pytestmark = pytest.mark.integration
 
 
 def run(command: list[str], **env: str) -> subprocess.CompletedProcess:
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", *command],
-        cwd=ROOT,
-        env=child_env(**env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        stop_group(process)
-        process.communicate()
-        pytest.fail(f"{command} kept running")
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    return run_until_it_exits([sys.executable, "manage.py", *command], env=child_env(**env))
 
 
 def json_lines(result: subprocess.CompletedProcess) -> list[dict]:
