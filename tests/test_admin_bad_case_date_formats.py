@@ -1,5 +1,7 @@
-"""The bad-case pages write the last review's time as the admin writes the times beside
-it (feedback at, created at), in English as in Chinese."""
+"""The bad-case pages write the last review's time as they write the times beside it
+(feedback at, created at), in English as in Chinese: the list the day above the time in one
+form for both languages, Django's long form in its tooltip; the bad case's page in the
+admin's format."""
 
 import re
 from datetime import UTC, datetime
@@ -28,17 +30,21 @@ def cell(page: str, field: str) -> str:
     return re.sub(r"<[^>]+>", "", found[1]).strip()
 
 
-@pytest.mark.parametrize("language", ["en", "zh-hans"])
-def test_the_list_writes_the_last_review_as_the_times_beside_it(
-    admin_client, settings, reviewed, language
+@pytest.mark.parametrize(
+    ("language", "whole"),
+    [("en", "Dec. 6, 2026, 12:19 p.m."), ("zh-hans", "2026年12月6日 12:19")],
+)
+def test_the_list_writes_each_time_as_day_and_time_with_the_whole_in_its_tooltip(
+    admin_client, settings, reviewed, language, whole
 ) -> None:
     settings.LANGUAGE_CODE = language
     settings.TIME_ZONE = "Asia/Shanghai"
 
     page = admin_client.get("/admin/feedback/badcase/").content.decode()
 
-    assert cell(page, "feedback_at") == cell(page, "created_at")
-    assert cell(page, "reviewed").endswith(cell(page, "feedback_at"))
+    assert cell(page, "feedback_at_column") == cell(page, "created_at_column") == "2026-12-06 12:19"
+    assert cell(page, "reviewed").endswith(cell(page, "feedback_at_column"))
+    assert page.count(f'title="{whole}"') == 3
 
 
 def test_the_bad_cases_page_writes_the_last_review_as_its_other_times(

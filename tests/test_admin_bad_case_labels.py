@@ -33,7 +33,7 @@ def test_the_english_review_form_capitalises_its_labels_as_django_does(
 
     assert [shown[name] for name in FIELDS] == ["Review state", "Reviewer note", "Assignee", "Tags"]
     # As Django labels the page's read-only fields.
-    assert (shown["reviewed"], shown["feedback_at"]) == ("Last review", "Feedback at")
+    assert (shown["last_review"], shown["feedback_at"]) == ("Last review", "Feedback at")
 
 
 def test_the_chinese_review_form_keeps_its_translated_labels(admin_client, settings) -> None:

@@ -19,6 +19,7 @@ from tests.test_admin_browser_widths import (  # noqa: F401
     REAL_QUESTIONS,
     SEEDED_CATEGORIES,
     admin_user,
+    at_the_longest_times,
     real_bad_cases,
 )
 
@@ -153,6 +154,7 @@ def test_the_list_fits_a_1024_pixel_screen_with_its_wide_column_readable_and_wor
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
     url, fill, wide_column, short_cells = LISTS[name]
     fill()
+    at_the_longest_times(english)
     page = log_in(browser, live_server, admin_user, width=WIDTH, english=english)
     page.set_viewport_size({"width": WIDTH, "height": 768})
 

@@ -4,7 +4,7 @@ whole, with the long values operators really meet (session ids, questions quotin
 tool names, dotted task paths, tracebacks)."""
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from importlib import import_module
 from uuid import uuid4
 
@@ -17,8 +17,9 @@ from django_q.models import OrmQ, Schedule, Task
 from django_q.signing import SignedPackage
 from playwright.sync_api import expect
 
-from diagnosis.models import ToolCatalogEntry
-from feedback.models import ReviewState, ReviewTag
+from caselibrary.models import CaseLibrary
+from diagnosis.models import DiagnosisSession, ToolCatalogEntry
+from feedback.models import BadCaseReview, ReviewState, ReviewTag
 from tests.factories import (
     BadCaseReviewFactory,
     CaseLibraryFactory,
@@ -270,6 +271,24 @@ REAL_QUESTIONS = (
 )
 
 
+# The longest times each language writes (Django's formats): the month with the longest
+# name, a two-digit day and a two-digit afternoon hour ("Sept. 30, 2026, 10:59 p.m.",
+# "2026年12月31日 22:59"), so the layout holds on any day and at any hour of the run.
+LONGEST_TIMES = {
+    True: datetime(2026, 9, 30, 22, 59, tzinfo=UTC),
+    False: datetime(2026, 12, 31, 22, 59, tzinfo=UTC),
+}
+
+
+def at_the_longest_times(english: bool) -> None:
+    """Every session, review and case made, rated, reviewed and changed at the longest time
+    the language writes, rather than at the time of the run."""
+    when = LONGEST_TIMES[english]
+    DiagnosisSession.objects.update(created_at=when, finished_at=when, feedback_at=when)
+    BadCaseReview.objects.exclude(reviewed_at=None).update(reviewed_at=when)
+    CaseLibrary.objects.update(created_at=when, updated_at=when)
+
+
 def real_bad_cases() -> None:
     """A queue as reviewers leave it: some not reviewed yet, the rest triaged or resolved
     by a reviewer with an everyday user name, a few tagged."""
@@ -340,6 +359,7 @@ def test_the_bad_case_list_keeps_states_and_names_whole_and_gives_the_question_t
 ) -> None:
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
     real_bad_cases()
+    at_the_longest_times(english)
     page = log_in(browser, live_server, admin_user, width=1366, english=english)
     page.set_viewport_size({"width": 1366, "height": 768})
 
