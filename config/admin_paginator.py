@@ -98,7 +98,9 @@ class EstimatedCountPaginator(Paginator):
     """`count` is exact up to `cap`; above it, "cap+" or a statistics estimate.
 
     `count_kind` and `count_label` tell the templates which one an operator is looking
-    at (templates/admin/pagination.html shows "1,000+" or "≈ 1,000,000").
+    at (templates/admin/pagination.html shows "1,000+" or "≈ 1,000,000"). With
+    `exact=True` it counts every match, as Django's Paginator does: for a filter whose
+    matches an index counts cheaply however many there are.
     """
 
     cap = COUNT_CAP
@@ -106,8 +108,11 @@ class EstimatedCountPaginator(Paginator):
     # Every matching row's primary key, once an exact count has read them.
     matching_keys: list[Any] | None = None
 
-    def __init__(self, *args: Any, page_number: int = 1, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, page_number: int = 1, exact: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self.exact = exact
         if page_number > 1:
             # Deep pages stay reachable: count far enough to link the pages past this one.
             self.cap = max(self.cap, (page_number + COUNT_PAGES_AHEAD) * self.per_page)
@@ -117,6 +122,8 @@ class EstimatedCountPaginator(Paginator):
         queryset = self.object_list
         if not isinstance(queryset, QuerySet):
             return len(queryset), CountKind.EXACT
+        if self.exact:
+            return queryset.count(), CountKind.EXACT
         if not queryset.query.where:
             estimate = table_row_estimate(queryset)
             # Small tables are counted: cheap, and statistics of a young table are poor.
@@ -191,6 +198,11 @@ class EstimatedCountAdminMixin:
     show_full_result_count = False
     show_facets = admin.ShowFacets.NEVER
 
+    def count_exactly(self, request: HttpRequest) -> bool:
+        """Whether this request's list is counted in full: a ModelAdmin says so for a
+        filter whose matches an index counts cheaply, however many they are."""
+        return False
+
     def get_paginator(
         self,
         request: HttpRequest,
@@ -205,6 +217,7 @@ class EstimatedCountAdminMixin:
             orphans,
             allow_empty_first_page,
             page_number=page_number_of(request),
+            exact=self.count_exactly(request),
         )
 
     def get_changelist_instance(self, request: HttpRequest) -> Any:
