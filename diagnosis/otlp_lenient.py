@@ -10,11 +10,17 @@ that is not UTF-8 is decoded with U+FFFD for its invalid bytes (errors="replace"
 request is read again by the official classes. OTLP JSON gets the same: invalid bytes, and
 lone surrogates (`"\\ud83d"`: half an emoji cut by a JS SDK), become U+FFFD.
 
-Each string repaired is a note for the answer's `partial_success`: the span is stored.
+Each string repaired is a note for the answer's `partial_success`, with the span it is
+about: the answer tells it as stored only when that span was. In OTLP JSON a field name
+(an object's key) may hold one too; repaired, it is no OTLP field, and it is ignored as
+the OpenTelemetry Collector ignores an unknown field: the span is read without it (and
+rejected if that leaves it without its ids), and the spans an ignored field held are lost,
+one rejection each.
 """
 
 import re
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -24,8 +30,20 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 REPAIRED = "字符串不是合法的 UTF-8，无效的字节已换为 U+FFFD"
 _SPAN = "opentelemetry.proto.trace.v1.Span"
-_SHOWN_CHARS = 80  # of an attribute key named in a note
+_SHOWN_CHARS = 80  # of an attribute key or field name named in a note
 _SURROGATE = re.compile("[\ud800-\udfff]")
+FIELD_IGNORED = "字段名不是合法的 UTF-8，换为 U+FFFD 后不是 OTLP 的字段，已忽略"
+_OUTSIDE = "span 之外（resource 或 scope）"
+# What makes an object of an ignored field's value a span (lost with it): no other OTLP
+# object has these fields but a span's links, which are inside a span.
+_SPAN_FIELDS = frozenset({"traceId", "trace_id", "spanId", "span_id", "startTimeUnixNano"})
+
+# The (trace id, span id) in hex of the span a note is about, as the mapping reads them;
+# ("", "") for a span whose ids cannot be read (it is rejected), None outside any span.
+SpanKey = tuple[str, str]
+# A string read otherwise than sent, and the span it is about.
+Note = tuple[SpanKey | None, str]
+_NO_IDS: SpanKey = ("", "")
 
 
 def _files(file: FileDescriptor) -> list[FileDescriptor]:
@@ -49,10 +67,10 @@ def _lenient_classes() -> tuple[type[Message], dict[str, frozenset[str]]]:
         while pending:
             full_name, message = pending.pop()
             names = set()
-            for field in message.field:
-                if field.type == FieldDescriptor.TYPE_STRING:
-                    field.type = FieldDescriptor.TYPE_BYTES
-                    names.add(field.name)
+            for proto_field in message.field:
+                if proto_field.type == FieldDescriptor.TYPE_STRING:
+                    proto_field.type = FieldDescriptor.TYPE_BYTES
+                    names.add(proto_field.name)
             strings[full_name] = frozenset(names)
             pending += [(f"{full_name}.{nested.name}", nested) for nested in message.nested_type]
         pool.Add(proto)
@@ -63,28 +81,31 @@ def _lenient_classes() -> tuple[type[Message], dict[str, frozenset[str]]]:
 _LenientRequest, _STRING_FIELDS = _lenient_classes()
 
 
-def protobuf_repaired(body: bytes) -> tuple[ExportTraceServiceRequest, list[str]] | None:
+def protobuf_repaired(body: bytes) -> tuple[ExportTraceServiceRequest, list[Note]] | None:
     """The request with its strings that are not UTF-8 repaired, and a note for each;
     None when the body is no request for another reason (it stays a 400)."""
     try:
         lenient = _LenientRequest.FromString(body)
     except (DecodeError, ValueError, RuntimeError):
         return None
-    notes: list[str] = []
-    pending: deque[tuple[Message, str]] = deque([(lenient, "")])  # in the body's order
+    notes: list[Note] = []
+    # In the body's order: a message, where it is (for a note) and the span it is in.
+    pending: deque[tuple[Message, str, SpanKey | None]] = deque([(lenient, "", None)])
     while pending:
-        message, where = pending.popleft()
+        message, where, span = pending.popleft()
         full_name = message.DESCRIPTOR.full_name
         if full_name == _SPAN:
-            where = f"span {message.span_id.hex()}"  # type: ignore[attr-defined]
-        for field, value in message.ListFields():
-            if field.type == FieldDescriptor.TYPE_MESSAGE:
-                items = value if field.is_repeated else [value]
+            span = (message.trace_id.hex(), message.span_id.hex())  # type: ignore[attr-defined]
+            where = f"span {span[1]}"
+        for descriptor, value in message.ListFields():
+            if descriptor.type == FieldDescriptor.TYPE_MESSAGE:
+                items = value if descriptor.is_repeated else [value]
                 pending += [
-                    (item, _where_item(full_name, field.name, item, where)) for item in items
+                    (item, _where_item(full_name, descriptor.name, item, where), span)
+                    for item in items
                 ]
-            elif field.name in _STRING_FIELDS[full_name]:
-                _bytes_repaired(message, field, value, where, notes)
+            elif descriptor.name in _STRING_FIELDS[full_name]:
+                _bytes_repaired(message, descriptor, value, (span, where), notes)
     if not notes:
         return None
     try:
@@ -105,52 +126,123 @@ def _attribute(where: str, key: str) -> str:
 
 
 def _bytes_repaired(
-    message: Message, field: FieldDescriptor, value: Any, where: str, notes: list[str]
+    message: Message,
+    descriptor: FieldDescriptor,
+    value: Any,
+    at: tuple[SpanKey | None, str],
+    notes: list[Note],
 ) -> None:
-    values = list(value) if field.is_repeated else [value]
+    values = list(value) if descriptor.is_repeated else [value]
     for index, raw in enumerate(values):
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             fixed = raw.decode("utf-8", "replace").encode()
-            if field.is_repeated:
+            if descriptor.is_repeated:
                 value[index] = fixed
             else:
-                setattr(message, field.name, fixed)
-            notes.append(_note(where))
+                setattr(message, descriptor.name, fixed)
+            notes.append((at[0], _note(at[1])))
 
 
-def json_repaired(document: dict) -> list[str]:
+@dataclass
+class JsonRepairs:
+    notes: list[Note] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)  # one reason per span lost
+
+    def __bool__(self) -> bool:
+        return bool(self.notes or self.lost)
+
+
+def json_repaired(document: dict) -> JsonRepairs:
     """Repairs, in place, the strings of an OTLP JSON document holding a lone surrogate:
     a byte of the body that is no UTF-8 (read with errors="surrogateescape"), or a JSON
-    escape of half a character. A note for each."""
-    notes: list[str] = []
-    pending: deque[tuple[Any, str, str]] = deque([(document, "", "")])  # in the body's order
+    escape of half a character. A note for each; a field whose name holds one is taken
+    out (no OTLP field has U+FFFD in its name), with a note, or a reason for each span
+    it held, which is lost."""
+    repairs = JsonRepairs()
+    # In the body's order: a node, its field's name, where it is and the span it is in.
+    pending: deque[tuple[Any, str, str, SpanKey | None]] = deque([(document, "", "", None)])
     while pending:
-        node, parent_key, where = pending.popleft()
+        node, parent_key, where, span = pending.popleft()
         if isinstance(node, list):
             for index, item in enumerate(node):
                 if isinstance(item, str):
-                    node[index] = _text_checked(item, where, notes)
+                    node[index] = _text_checked(item, (span, where), repairs.notes)
                 else:
-                    pending.append((item, parent_key, where))
+                    pending.append((item, parent_key, where, span))
             continue
         if not isinstance(node, dict):
             continue
-        if parent_key == "spans":
-            where = f"span {_shown(node.get('spanId', node.get('span_id')))}"
-        items = [(_text_checked(key, where, notes), value) for key, value in node.items()]
+        in_span = parent_key == "spans" and span is None
+        if in_span:
+            where, span = _span_where(node), _span_key(node)
+        fields = list(node.items())
         node.clear()
-        for key, value in items:
-            if isinstance(value, str):
-                node[key] = _text_checked(value, where, notes)
-                continue
-            node[key] = value
-            if parent_key == "spans" and key == "attributes" and isinstance(value, list):
-                pending += [(item, key, _json_attribute(where, item)) for item in value]
+        for key, value in fields:
+            if _SURROGATE.search(key):
+                _field_ignored(key, value, (span, where), repairs)
+            elif isinstance(value, str):
+                node[key] = _text_checked(value, (span, where), repairs.notes)
             else:
-                pending.append((value, key, where))
-    return notes
+                node[key] = value
+                if in_span and key == "attributes" and isinstance(value, list):
+                    pending += [(item, key, _json_attribute(where, item), span) for item in value]
+                else:
+                    pending.append((value, key, where, span))
+    return repairs
+
+
+def _field_ignored(
+    key: str, value: Any, at: tuple[SpanKey | None, str], repairs: JsonRepairs
+) -> None:
+    name = _shown(key)[:_SHOWN_CHARS]
+    # Inside a span, a field ignored loses no other span (the span's own ids missing, the
+    # mapping rejects it); above the spans, it may hold some.
+    lost = _spans_in(value) if at[0] is None else []
+    if lost:
+        head = f"字段名 {name} 不是合法的 UTF-8，换为 U+FFFD 后不是 OTLP 的字段，其中的 span 未读取"
+        repairs.lost += [f"{head}：{span}" for span in lost]
+    else:
+        repairs.notes.append((at[0], f"{FIELD_IGNORED}：{at[1] or _OUTSIDE} 字段 {name}"))
+
+
+def _spans_in(value: Any) -> list[str]:
+    """The spans in an ignored field's value, each as the answer names a span."""
+    found = []
+    pending: deque[Any] = deque([value])
+    while pending:
+        node = pending.popleft()
+        if isinstance(node, list):
+            pending += node
+        elif isinstance(node, dict):
+            if _SPAN_FIELDS & node.keys():
+                span_id = _shown(node.get("spanId", node.get("span_id")))
+                found.append(f"“{_span_name(node)}”" + (f" {span_id}" if span_id else ""))
+            else:
+                pending += node.values()
+    return found
+
+
+def _span_name(node: dict) -> str:
+    return _shown(node.get("name"))[:_SHOWN_CHARS] or "(unnamed)"
+
+
+def _span_where(node: dict) -> str:
+    span_id = _shown(node.get("spanId", node.get("span_id")))
+    return f"span {span_id}" if span_id else f"span “{_span_name(node)}”"
+
+
+def _span_key(node: dict) -> SpanKey:
+    """The span's ids in hex as the mapping reads them, or _NO_IDS when they cannot be."""
+    ids = []
+    for names in (("traceId", "trace_id"), ("spanId", "span_id")):
+        value = next((node[name] for name in names if name in node), None)
+        try:
+            ids.append(bytes.fromhex(value).hex())
+        except (TypeError, ValueError):
+            return _NO_IDS
+    return ids[0], ids[1]
 
 
 def _json_attribute(where: str, item: Any) -> str:
@@ -163,10 +255,10 @@ def _shown(text: Any) -> str:
     return _SURROGATE.sub("\ufffd", text) if isinstance(text, str) else ""
 
 
-def _text_checked(text: str, where: str, notes: list[str]) -> str:
+def _text_checked(text: str, at: tuple[SpanKey | None, str], notes: list[Note]) -> str:
     if not _SURROGATE.search(text):
         return text
-    notes.append(_note(where))
+    notes.append((at[0], _note(at[1])))
     # The body's bytes back where surrogateescape kept them (an escape \udc80-\udcff reads
     # as that byte too), decoded as the protobuf parse decodes them: U+FFFD per invalid
     # sequence. Any other surrogate (an escape of half a character) is one U+FFFD.
@@ -178,4 +270,4 @@ def _text_checked(text: str, where: str, notes: list[str]) -> str:
 
 
 def _note(where: str) -> str:
-    return f"{REPAIRED}：{where or 'span 之外（resource 或 scope）'}"
+    return f"{REPAIRED}：{where or _OUTSIDE}"

@@ -19,7 +19,8 @@ from config.throttling import WindowCountThrottle
 from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
 from diagnosis.models import ApiKey, ApiPermission
-from diagnosis.otlp_mapping import span_count, spans_read
+from diagnosis.otlp_lenient import Note
+from diagnosis.otlp_mapping import SpanRecord, span_count, spans_read
 from diagnosis.otlp_races import RACE_ATTEMPTS, lost_a_race, race_named
 from diagnosis.otlp_services import traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
@@ -150,8 +151,11 @@ def _traces(request: HttpRequest) -> HttpResponse:
     except WireError as error:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
-    result = traces_ingest(records=read.records, rejected=read.rejected)
-    message = _answer_message(result.rejected, decoded.notes + result.notes)
+    result = traces_ingest(records=read.records, rejected=[*decoded.lost, *read.rejected])
+    stored, not_stored = _notes_parted(
+        decoded.notes, read.records, any_stored=bool(result.accepted or result.duplicates)
+    )
+    message = _answer_message(result.rejected, stored + result.notes, not_stored)
     # Spans stored with a note are not rejected: rejected_spans counts the spans lost, and
     # a message with none lost is a warning (OTLP: partial_success, rejected_spans 0).
     body = otlp_wire.response_body(encoding, rejected=len(result.rejected), message=message)
@@ -180,10 +184,26 @@ def _declared_length(request: HttpRequest) -> int:
         return 0
 
 
-def _answer_message(rejected: list[str], notes: list[str]) -> str:
+def _notes_parted(
+    notes: list[Note], records: list[SpanRecord], *, any_stored: bool
+) -> tuple[list[str], list[str]]:
+    """The notes of the decoding about what was stored, and about what was not: a span
+    the mapping rejected (its ids were lost, or never valid), or the whole request when
+    no span of it was stored. Those are not told as stored."""
+    read = {(record.trace_id, record.span_id) for record in records}
+    stored, not_stored = [], []
+    for span, text in notes:
+        was_stored = any_stored and (span is None or span in read)
+        (stored if was_stored else not_stored).append(text)
+    return stored, not_stored
+
+
+def _answer_message(rejected: list[str], notes: list[str], not_stored: list[str]) -> str:
     parts = []
     if rejected:
         parts.append(f"拒收 {len(rejected)} 个 span：" + _reasons(rejected))
+    if not_stored:
+        parts.append(f"未存入的部分有 {len(not_stored)} 处未按所发的读取：" + _reasons(not_stored))
     if notes:
         parts.append(f"已存入，但有 {len(notes)} 处未按所发的读取：" + _reasons(notes))
     return "。".join(part.rstrip("。") for part in parts)

@@ -7,7 +7,8 @@ strings, not base64; they are turned into base64 before the JSON is parsed. An i
 is not hex is passed on empty, and the span is then rejected on its own (a partial
 success) rather than the whole request. A string that is not valid UTF-8 (an SDK cut a
 character in two) is read with U+FFFD for its invalid bytes and told in the answer, as
-diagnosis.otlp_lenient says; the protobuf runtime alone would refuse the whole body.
+diagnosis.otlp_lenient says; the protobuf runtime alone would refuse the whole body. So is
+an OTLP JSON field name: repaired, it is no OTLP field, and it is ignored.
 
 Answers are in the request's encoding: ExportTraceServiceResponse on success (with
 `partial_success` when spans were rejected), google.rpc.Status on failure.
@@ -18,7 +19,7 @@ import binascii
 import json
 import logging
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import json_format
@@ -30,7 +31,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from config.parsers import NumberTooLong, json_int
-from diagnosis.otlp_lenient import json_repaired, protobuf_repaired
+from diagnosis.otlp_lenient import JsonRepairs, Note, json_repaired, protobuf_repaired
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -108,8 +109,11 @@ def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit
 @dataclass(frozen=True)
 class Decoded:
     request: ExportTraceServiceRequest
-    # One per string that was not valid UTF-8, stored with U+FFFD (diagnosis.otlp_lenient).
-    notes: list[str]
+    # One per string that was not valid UTF-8, read with U+FFFD, or OTLP JSON field that
+    # was ignored for it, with the span it is about (diagnosis.otlp_lenient).
+    notes: list[Note]
+    # One reason per span lost with an OTLP JSON field ignored above it: rejected.
+    lost: list[str] = field(default_factory=list)
 
 
 def request_decoded(body: bytes, encoding: Encoding) -> Decoded:
@@ -124,11 +128,12 @@ def request_decoded(body: bytes, encoding: Encoding) -> Decoded:
             if repaired is None:
                 raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
             decoded = Decoded(*repaired)
-    if decoded.notes:
+    if decoded.notes or decoded.lost:
+        told = [text for _, text in decoded.notes] + decoded.lost
         logger.warning(
-            "read %d strings that were not valid UTF-8 with U+FFFD: %s",
-            len(decoded.notes),
-            "; ".join(decoded.notes[:5]),
+            "read %d strings or field names that were not valid UTF-8 with U+FFFD: %s",
+            len(told),
+            "; ".join(told[:5]),
         )
     return decoded
 
@@ -138,22 +143,22 @@ _REFUSED = (json_format.ParseError, ValueError, TypeError, RecursionError)
 
 def _json_decoded(body: bytes) -> Decoded:
     document, bytes_not_utf8 = _json_document(body)
-    notes = json_repaired(document) if bytes_not_utf8 else []
+    repairs = json_repaired(document) if bytes_not_utf8 else JsonRepairs()
     try:
-        return Decoded(_json_request(document), notes)
+        return Decoded(_json_request(document), repairs.notes, repairs.lost)
     except (*_REFUSED, SystemError) as exc:
         refused = exc
     # A lone surrogate (a JSON escape of half a character, "\ud83d", or its UTF-8 bytes,
     # which json.loads passes) is refused by the runtime, in a field name with a
     # SystemError (upb): only then is the body read again and its strings repaired.
     document, _ = _json_document(body)
-    notes = json_repaired(document)
-    if not notes:
+    repairs = json_repaired(document)
+    if not repairs:
         if isinstance(refused, SystemError):
             raise refused
         raise WireError(400, f"JSON 请求体不是合法的 OTLP：{refused}")
     try:
-        return Decoded(_json_request(document), notes)
+        return Decoded(_json_request(document), repairs.notes, repairs.lost)
     except _REFUSED as exc:
         raise WireError(400, f"JSON 请求体不是合法的 OTLP：{exc}") from None
 
