@@ -54,6 +54,7 @@ elif not DEBUG and not refused("DEBUG") and (weak := _rules.secret_key_problem(S
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS", wildcards=True)
+CSRF_FAILURE_VIEW = "config.csrf_failure.csrf_failure"  # the console's page, or the API's JSON 403
 
 INSTALLED_APPS = [
     "config.admin_apps.ConsoleAdminConfig",  # Django's admin, on config/admin_site.py
