@@ -563,12 +563,20 @@
       send(body);
     });
 
-    changeButton.addEventListener("click", function () {
+    // A double click's second press lands where "Change" was, which the first hid: on the
+    // page, whose press would take focus from the buttons. The presses of that same click
+    // (the browser counts them in `detail`) leave focus where it is; a new click ends this.
+    function keepFocus(event) {
+      if (event.detail > 1) event.preventDefault();
+      else doc.removeEventListener("mousedown", keepFocus, true);
+    }
+    changeButton.addEventListener("click", function (event) {
       verdict.hidden = true;
       setNoteOpen(false);
       choice.hidden = false;
       show("", "");
       usefulButton.focus();
+      if (event.detail > 0) doc.addEventListener("mousedown", keepFocus, true);
     });
     addCommentButton.addEventListener("click", function (event) {
       if (event.detail > 1) return;
@@ -590,6 +598,7 @@
     return {
       element: root,
       unmount: function () {
+        doc.removeEventListener("mousedown", keepFocus, true);
         element.innerHTML = "";
       }
     };
