@@ -64,6 +64,8 @@ class IngestResult:
     duplicates: int
     rejected: list[str]  # one reason per span rejected
     notes: list[str] = field(default_factory=list)  # about spans stored, not rejected
+    # The (trace id, span id) of the request's spans that are stored, now or before.
+    kept: frozenset[tuple[str, str]] = frozenset()
 
 
 def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) -> IngestResult:
@@ -82,17 +84,18 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
         traces = {r.trace_id for r in records}
         retried(lambda: _split_traces_settled(traces, traces))
     accepted, refused = len(stored.new), len(stored.rejected)
-    duplicates = stored.kept - accepted
+    duplicates = len(stored.kept) - accepted
     metrics.otlp_spans(accepted=accepted, duplicates=duplicates, rejected=refused)
     logger.info(
         "spans received", extra={"stored": accepted, "duplicates": duplicates, "rejected": refused}
     )
-    return IngestResult(accepted, duplicates, stored.rejected, _told(stored.new, stored.notes))
+    notes = _told(stored.new, stored.notes)
+    return IngestResult(accepted, duplicates, stored.rejected, notes, stored.kept)
 
 
 @dataclass(frozen=True)
 class _Stored:
-    kept: int  # spans of the request kept: stored now or before
+    kept: frozenset[tuple[str, str]]  # the request's spans stored, now or before
     new: list[SpanRecord]  # stored now
     rejected: list[str]
     unsettled: set[str]  # traces whose session is running or has no answer yet
@@ -108,14 +111,16 @@ def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
     with transaction.atomic():
         catalog, unseen = _catalog(records)
         kept, facts = _checked_facts(records, catalog, rejected, notes)
-        stored = _stored_span_keys(kept)
+        stored = _stored_span_keys(kept) & {(r.trace_id, r.span_id) for r in kept}
         new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
         new = _with_free_invocation_ids(new, sessions_by_trace, facts, rejected)
         # The catalog gains the tools of the spans stored, in the same transaction: a span
         # refused, or a request that fails, leaves nothing behind, not even a tool's name.
         _catalog_add(unseen, {r.tool_name for r in new if r.tool_name})
         unsettled = _write(new, keys, facts) if new else set()
-    return _Stored(len(kept), new, rejected, unsettled, notes)
+    return _Stored(
+        frozenset(stored | {(r.trace_id, r.span_id) for r in new}), new, rejected, unsettled, notes
+    )
 
 
 def _split_traces_settled(traces: set[str], unsettled: set[str]) -> None:

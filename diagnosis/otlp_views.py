@@ -20,7 +20,7 @@ from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
 from diagnosis.models import ApiKey, ApiPermission
 from diagnosis.otlp_lenient import Note
-from diagnosis.otlp_mapping import SpanRecord, span_count, spans_read
+from diagnosis.otlp_mapping import span_count, spans_read
 from diagnosis.otlp_races import RACE_ATTEMPTS, lost_a_race, race_named
 from diagnosis.otlp_services import traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
@@ -152,9 +152,7 @@ def _traces(request: HttpRequest) -> HttpResponse:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
     result = traces_ingest(records=read.records, rejected=[*decoded.lost, *read.rejected])
-    stored, not_stored = _notes_parted(
-        decoded.notes, read.records, any_stored=bool(result.accepted or result.duplicates)
-    )
+    stored, not_stored = _notes_parted(decoded.notes, result.kept)
     message = _answer_message(result.rejected, stored + result.notes, not_stored)
     # Spans stored with a note are not rejected: rejected_spans counts the spans lost, and
     # a message with none lost is a warning (OTLP: partial_success, rejected_spans 0).
@@ -185,15 +183,14 @@ def _declared_length(request: HttpRequest) -> int:
 
 
 def _notes_parted(
-    notes: list[Note], records: list[SpanRecord], *, any_stored: bool
+    notes: list[Note], kept: frozenset[tuple[str, str]]
 ) -> tuple[list[str], list[str]]:
     """The notes of the decoding about what was stored, and about what was not: a span
-    the mapping rejected (its ids were lost, or never valid), or the whole request when
-    no span of it was stored. Those are not told as stored."""
-    read = {(record.trace_id, record.span_id) for record in records}
+    rejected (its ids were lost or never valid, its facts or its call id refused), or the
+    whole request when none of its spans is stored. Those are not told as stored."""
     stored, not_stored = [], []
     for span, text in notes:
-        was_stored = any_stored and (span is None or span in read)
+        was_stored = bool(kept) if span is None else span in kept
         (stored if was_stored else not_stored).append(text)
     return stored, not_stored
 

@@ -132,6 +132,26 @@ def test_a_string_repaired_in_a_rejected_span_is_not_told_stored(client, key):
     assert STORED not in answer.error_message
 
 
+def test_a_string_repaired_in_a_span_refused_for_its_call_id_is_not_told_stored(
+    client, key, caplog
+):
+    caplog.set_level("INFO", logger="diagnosis.otlp_services")
+    document = a_run()
+    again = a_run()  # a second run of the session, its tool span sent with a used id
+    spans_of(again)[1]["spanId"] = spans_of(document)[1]["spanId"]
+    spans_of(again)[1]["name"] = "execute_tool search\ud800docs"
+    spans_of(document).extend(spans_of(again))
+
+    answer = sent(client, key, document)
+
+    assert Span.objects.count() == 3
+    assert answer.rejected_spans == 1
+    assert "已有同一 ID 的工具调用" in answer.error_message
+    assert STORED not in answer.error_message  # the repaired name was in the span refused
+    (received,) = [r for r in caplog.records if r.getMessage() == "spans received"]
+    assert (received.stored, received.duplicates, received.rejected) == (3, 0, 1)
+
+
 def test_a_damaged_attribute_key_value_is_repaired_and_stored(client, key):
     document = a_run()
     agent = spans_of(document)[0]
