@@ -4,51 +4,15 @@ back with focus on the first, and nothing is sent until the reader chooses again
 click's second click lands where "Change" was, which the first click hid."""
 
 import pytest
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import Page, expect
 
 from diagnosis.models import DiagnosisSession
 from tests.factories import DiagnosisSessionFactory
 from tests.test_admin_browser import browser  # noqa: F401
 from tests.test_feedback_widget_browser import chat_page, open_widget  # noqa: F401
+from tests.test_feedback_widget_verdict_browser import TEXT, bodies_sent, button
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("embedding_model_loaded")]
-
-TEXT = {
-    "zh": {
-        "useful": "有用",
-        "not_useful": "没用",
-        "reason": "内容过时",
-        "send": "提交反馈",
-        "thanks": "感谢反馈，已记录。",
-        "thanks_not_useful": "感谢反馈，运维同学会复核这个回答。",
-        "change": "修改",
-    },
-    "en": {
-        "useful": "Useful",
-        "not_useful": "Not useful",
-        "reason": "Outdated",
-        "send": "Send feedback",
-        "thanks": "Thank you: your feedback is recorded.",
-        "thanks_not_useful": "Thank you: the operations team will review this answer.",
-        "change": "Change",
-    },
-}
-
-
-def button(page: Page, name: str):  # type: ignore[no-untyped-def]
-    return page.get_by_role("button", name=name, exact=True)
-
-
-def bodies_sent(page: Page) -> list[dict]:
-    """The JSON bodies the page POSTs to the service, as they go."""
-    sent: list[dict] = []
-
-    def record(request: Request) -> None:
-        if request.method == "POST" and request.url.endswith("/api/feedback"):
-            sent.append(request.post_data_json)
-
-    page.on("request", record)
-    return sent
 
 
 def rate(page: Page, t: dict[str, str], verdict: str) -> None:

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from diagnosis.models import DiagnosisSession, Span, ToolCatalogEntry, ToolInvocation
+from diagnosis.models import Span, ToolInvocation
 from tests.otlp import JSON, export, new_span_id, new_trace_id, otlp_json, post, response_of, span
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
+from tests.test_otlp_bad_input import nothing_written
 
 pytestmark = pytest.mark.django_db
 
@@ -63,15 +64,6 @@ def sent(client, key, document: dict):  # type: ignore[no-untyped-def]
     assert response.status_code == 200
     assert response["Content-Type"] == JSON
     return response_of(response).partial_success
-
-
-def nothing_written() -> bool:
-    return not (
-        DiagnosisSession.objects.exists()
-        or Span.objects.exists()
-        or ToolInvocation.objects.exists()
-        or ToolCatalogEntry.objects.exists()
-    )
 
 
 def test_a_damaged_span_field_name_is_ignored_and_the_span_stored_without_it(client, key):
