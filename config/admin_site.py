@@ -1,7 +1,7 @@
 """The console's admin site: Django's, with a login that locks after too many failures
 (config/login_guard.py). Every failed login is logged; a locked one is answered 429 on
 the login page itself, without a look at the password; a login leaves the browser the
-cookie that spares it the lock a flood of failures puts on its account."""
+cookie that spares it the locks others' failures put on its account or its address."""
 
 import math
 from typing import Any

@@ -11,17 +11,24 @@ Failures are counted three ways, those django-axes names with AXES_LOCKOUT_PARAM
 - an account across addresses (ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME, 100): guessing
   spread over many addresses, which no pair's limit sees. Each address stops at the
   pair's limit, so reaching this one takes ten addresses or more; it then locks the
-  account for every browser but those that have signed in as it before. A login gives
-  the browser a signed cookie naming the account (OWASP's "device cookie", the standard
-  answer to lockouts an attacker can cause): such a browser is spared this lock, never
-  the other two. A botnet so gets at most 100 guesses a window at one account, and
-  still cannot keep the operator out of the operator's own browser. The cookie names
-  the last five accounts that signed in from the browser; a browser new to the account
-  (or one whose cookie is 90 days old) waits such a lock out like anyone else.
+  account for every browser but those that have signed in as it before.
+
+A login gives the browser a signed cookie naming the account (OWASP's "device cookie",
+the standard answer to lockouts an attacker can cause). Such a browser, signing in as an
+account its cookie names, is spared the two wider locks, never the pair's, which keeps
+even it to the pair's ten guesses a window at the account from its address. A botnet so
+gets at most 100 guesses a window at one account and still cannot keep the operator out
+of the operator's own browser; a sprayer (or a script gone wrong) sharing an office's
+NAT locks the address, but not for the operators who sign in there every day. Spraying
+is trying many accounts, and the cookie names only the few the browser has signed in as:
+its attempts at any other account are held by the address lock as anyone's. Its failures
+count towards all three limits as anyone's do, so a sprayer behind the same address is
+locked all the same. The cookie names the last five accounts that signed in from the
+browser; a browser new to the account (or one whose cookie is 90 days old, or forged)
+waits such a lock out like anyone else.
 
 The two wider limits default to multiples of the pair's (config/security_settings.py
-says why these). An address lock holds for everyone behind that address: a sprayer
-sharing an office's NAT locks its operators out there, as they would be with axes.
+says why these).
 
 An account is every spelling of a username that logs in as it (same_account); the
 address is the one the API's rate limits see (TRUSTED_PROXY_COUNT). Each count is one
@@ -67,6 +74,10 @@ TRUSTED_COOKIE = "admin_login_trusted"
 TRUSTED_SALT = "config.login_guard.trusted"
 TRUSTED_MAX_AGE = 90 * 24 * 3600
 TRUSTED_ACCOUNTS = 5
+# The locks a browser the cookie trusts for the account is spared: the two that failures
+# at other accounts or from other addresses reach. Never the pair's, which keeps even that
+# browser to ADMIN_LOGIN_MAX_FAILURES guesses a window at the account from its address.
+SPARED_WHEN_TRUSTED = (ADDRESS, USERNAME)
 
 
 class LoginFailureCount(WindowCountThrottle):
@@ -175,7 +186,7 @@ def admin_login_lock(*, attempt: LoginAttempt) -> LoginLock | None:
         held = {
             count.limit: seconds
             for count in attempt._counts()
-            if not (attempt.trusted and count.limit == USERNAME)
+            if not (attempt.trusted and count.limit in SPARED_WHEN_TRUSTED)
             if (seconds := count.locked_for())
         }
     except Exception as exc:
