@@ -77,7 +77,8 @@ def test_the_list_of_every_call_keeps_its_capped_count(admin_client) -> None:
     whole = admin_client.get(LIST)
     by_kind = admin_client.get(LIST, {"kind": ToolKind.RETRIEVAL})
 
-    assert "1,000+ tool invocations" in text(whole)
+    # Capped, or on MySQL/MariaDB the whole table's estimate from its statistics.
+    assert re.search(r"(1,000\+|≈ [\d,]+) tool invocations", text(whole))
     assert "1,000+ tool invocations" in text(by_kind)
 
 
