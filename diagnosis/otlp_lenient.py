@@ -34,9 +34,10 @@ _SHOWN_CHARS = 80  # of an attribute key or field name named in a note
 _SURROGATE = re.compile("[\ud800-\udfff]")
 FIELD_IGNORED = "字段名不是合法的 UTF-8，换为 U+FFFD 后不是 OTLP 的字段，已忽略"
 _OUTSIDE = "span 之外（resource 或 scope）"
-# What makes an object of an ignored field's value a span (lost with it): no other OTLP
-# object has these fields but a span's links, which are inside a span.
-_SPAN_FIELDS = frozenset({"traceId", "trace_id", "spanId", "span_id", "startTimeUnixNano"})
+# Where a span is in OTLP JSON: an object of the third list down from the request
+# (resourceSpans[].scopeSpans[].spans[]). Every list of objects on the way is one of those
+# three: the other fields of a ResourceSpans or ScopeSpans are objects or strings.
+_SPAN_DEPTH = 3
 
 # The (trace id, span id) in hex of the span a note is about, as the mapping reads them;
 # ("", "") for a span whose ids cannot be read (it is rejected), None outside any span.
@@ -161,16 +162,20 @@ def json_repaired(document: dict) -> JsonRepairs:
     out (no OTLP field has U+FFFD in its name), with a note, or a reason for each span
     it held, which is lost."""
     repairs = JsonRepairs()
-    # In the body's order: a node, its field's name, where it is and the span it is in.
-    pending: deque[tuple[Any, str, str, SpanKey | None]] = deque([(document, "", "", None)])
+    # In the body's order: a node, its field's name, where it is, the span it is in, and
+    # for a node on the way to the spans (through lists only) how many lists down it is.
+    pending: deque[tuple[Any, str, str, SpanKey | None, int | None]] = deque(
+        [(document, "", "", None, 0)]
+    )
     while pending:
-        node, parent_key, where, span = pending.popleft()
+        node, parent_key, where, span, depth = pending.popleft()
         if isinstance(node, list):
+            below = depth + 1 if depth is not None and depth < _SPAN_DEPTH else None
             for index, item in enumerate(node):
                 if isinstance(item, str):
                     node[index] = _text_checked(item, (span, where), repairs.notes)
                 else:
-                    pending.append((item, parent_key, where, span))
+                    pending.append((item, parent_key, where, span, below))
             continue
         if not isinstance(node, dict):
             continue
@@ -181,25 +186,34 @@ def json_repaired(document: dict) -> JsonRepairs:
         node.clear()
         for key, value in fields:
             if _SURROGATE.search(key):
-                _field_ignored(key, value, (span, where), repairs)
+                _field_ignored(key, value, (span, where), repairs, depth)
             elif isinstance(value, str):
                 node[key] = _text_checked(value, (span, where), repairs.notes)
             else:
                 node[key] = value
                 if in_span and key == "attributes" and isinstance(value, list):
-                    pending += [(item, key, _json_attribute(where, item), span) for item in value]
+                    pending += [
+                        (item, key, _json_attribute(where, item), span, None) for item in value
+                    ]
                 else:
-                    pending.append((value, key, where, span))
+                    on_the_way = isinstance(value, list) and not in_span
+                    pending.append((value, key, where, span, depth if on_the_way else None))
     return repairs
 
 
 def _field_ignored(
-    key: str, value: Any, at: tuple[SpanKey | None, str], repairs: JsonRepairs
+    key: str,
+    value: Any,
+    at: tuple[SpanKey | None, str],
+    repairs: JsonRepairs,
+    depth: int | None,
 ) -> None:
+    """`depth`: how many lists down from the request the field's object is, None for an
+    object off the way to the spans (a resource, a scope, an attribute)."""
     name = _shown(key)[:_SHOWN_CHARS]
     # Inside a span, a field ignored loses no other span (the span's own ids missing, the
     # mapping rejects it); above the spans, it may hold some.
-    lost = _spans_in(value) if at[0] is None else []
+    lost = _spans_in(value, depth) if at[0] is None and depth is not None else []
     if lost:
         head = f"字段名 {name} 不是合法的 UTF-8，换为 U+FFFD 后不是 OTLP 的字段，其中的 span 未读取"
         repairs.lost += [f"{head}：{span}" for span in lost]
@@ -207,20 +221,22 @@ def _field_ignored(
         repairs.notes.append((at[0], f"{FIELD_IGNORED}：{at[1] or _OUTSIDE} 字段 {name}"))
 
 
-def _spans_in(value: Any) -> list[str]:
-    """The spans in an ignored field's value, each as the answer names a span."""
-    found = []
-    pending: deque[Any] = deque([value])
+def _spans_in(value: Any, depth: int) -> list[str]:
+    """The spans in an ignored field's value, each as the answer names a span: the
+    objects where spans are, whatever their fields (their own names may be damaged too)."""
+    found: list[str] = []
+    if not isinstance(value, list):
+        return found  # an object or a string: off the way to the spans
+    pending: deque[tuple[Any, int]] = deque([(value, depth)])
     while pending:
-        node = pending.popleft()
+        node, at = pending.popleft()
         if isinstance(node, list):
-            pending += node
-        elif isinstance(node, dict):
-            if _SPAN_FIELDS & node.keys():
-                span_id = _shown(node.get("spanId", node.get("span_id")))
-                found.append(f"“{_span_name(node)}”" + (f" {span_id}" if span_id else ""))
-            else:
-                pending += node.values()
+            pending += [(item, at + 1) for item in node if isinstance(item, dict)]
+        elif isinstance(node, dict) and at == _SPAN_DEPTH:
+            span_id = _shown(node.get("spanId", node.get("span_id")))
+            found.append(f"“{_span_name(node)}”" + (f" {span_id}" if span_id else ""))
+        elif isinstance(node, dict) and at < _SPAN_DEPTH:
+            pending += [(field, at) for field in node.values() if isinstance(field, list)]
     return found
 
 

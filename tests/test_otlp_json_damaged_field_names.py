@@ -208,6 +208,49 @@ def test_spans_lost_with_a_damaged_field_name_above_them_are_rejected(client, ke
     assert STORED not in answer.error_message
 
 
+@pytest.mark.parametrize(
+    "path, name",
+    [
+        ((), "resourceSpans"),
+        (("resourceSpans", 0), "scopeSpans"),
+        (("resourceSpans", 0, "scopeSpans", 0), "spans"),
+    ],
+)
+def test_every_span_lost_above_is_rejected_whatever_its_own_fields(client, key, path, name):
+    document = a_run()
+    agent, tool = spans_of(document)
+    for field in ("traceId", "spanId", "startTimeUnixNano"):
+        del agent[field]  # a span with no ids at all
+    renamed(tool, "traceId", "tr\ud800aceId")  # its own field names damaged too
+    holder = document
+    for step in path:
+        holder = holder[step]
+    renamed(holder, name, name[:2] + "\ud800" + name[2:])
+
+    answer = sent(client, key, document)
+
+    assert nothing_written()
+    assert answer.rejected_spans == 2
+    assert STORED not in answer.error_message
+
+
+def test_a_damaged_field_name_inside_a_resource_attribute_loses_no_span(client, key):
+    document = a_run()
+    resource = document["resourceSpans"][0]["resource"]
+    resource["attributes"].append(
+        {
+            "key": "host.names",
+            "value": {"arr\ud800ayValue": {"values": [{"stringValue": "node-1"}]}},
+        }
+    )
+
+    answer = sent(client, key, document)
+
+    assert Span.objects.count() == 2
+    assert answer.rejected_spans == 0
+    assert "arr\ufffdayValue" in answer.error_message
+
+
 def test_a_damaged_field_name_of_a_link_loses_no_span(client, key):
     document = a_run()
     agent = spans_of(document)[0]
