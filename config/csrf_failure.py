@@ -23,6 +23,7 @@ from config.middleware import api_error
 CODE = "csrf_failed"
 # Chinese, as every API error's message is (config/api.py says why).
 MESSAGE = "CSRF 校验失败：以会话 Cookie 认证的请求须带 CSRF 令牌（X-CSRFToken 请求头）"
+ORIGIN_MESSAGE = "CSRF 校验失败：请求的 Origin 不是本服务的地址，也不在 CSRF_TRUSTED_ORIGINS 中"
 
 
 def _wants_json(request: HttpRequest) -> bool:
@@ -52,8 +53,13 @@ def _came_from(request: HttpRequest) -> str | None:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """Django's `reason` is one of the REASON_* texts of django.middleware.csrf."""
+    # Every form refused for its origin is a proxy's address the settings do not name (the
+    # usual cause behind TLS termination), which no reload mends: said without the
+    # origins, which only DEBUG shows.
+    origin_refused = reason.startswith(REASON_BAD_ORIGIN.partition("%s")[0])
     if _wants_json(request):
-        message = f"{MESSAGE}（{reason}）" if settings.DEBUG and reason else MESSAGE
+        message = ORIGIN_MESSAGE if origin_refused else MESSAGE
+        message = f"{message}（{reason}）" if settings.DEBUG and reason else message
         return api_error(request, 403, CODE, message)
     came_from = _came_from(request)
     # The console's header, navigation and user tools need the user, whom every request
@@ -70,10 +76,7 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
         "back_url": came_from or reverse("admin:index"),
         "back_text": _("Back to the page you came from") if came_from else _("Back to the console"),
         "no_referer": reason == REASON_NO_REFERER,
-        # Every form refused this way is a proxy's address the settings do not name (the
-        # usual cause behind TLS termination), which no reload mends: said without the
-        # origins, which only DEBUG shows.
-        "origin_refused": reason.startswith(REASON_BAD_ORIGIN.partition("%s")[0]),
+        "origin_refused": origin_refused,
         "reason": reason if settings.DEBUG else "",
     }
     return render(request, "csrf_failure.html", context, status=403)

@@ -167,8 +167,28 @@ def test_a_form_refused_for_its_origin_tells_who_can_mend_it_without_naming_orig
         )
     )
 
-    assert "its operators add it to CSRF_TRUSTED_ORIGINS" in page
+    assert "add the address it is reached at to CSRF_TRUSTED_ORIGINS" in page
+    assert "Reloading will not help" in page
+    assert "allow cookies" not in page  # the advice for an expired form or blocked cookies
     assert "does not match any trusted origins" not in page  # Django's reason, DEBUG only
+
+
+def test_a_json_client_refused_for_its_origin_is_told_so_not_to_send_a_token(settings) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.get(LOGIN, secure=True)
+    token = client.cookies[settings.CSRF_COOKIE_NAME].value
+
+    response = client.post(
+        LOGIN,
+        {**CREDENTIALS, "csrfmiddlewaretoken": token},
+        secure=True,
+        headers={"origin": "https://console.example.com", "accept": "application/json"},
+    )
+
+    assert response.status_code == 403
+    body = response.json()
+    assert body["code"] == "csrf_failed"
+    assert "CSRF_TRUSTED_ORIGINS" in body["message"] and "X-CSRFToken" not in body["message"]
 
 
 def test_a_refusal_before_the_user_is_known_still_gets_the_page(settings) -> None:
