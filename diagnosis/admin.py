@@ -8,7 +8,6 @@ above this one.
 """
 
 import re
-from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -29,6 +28,7 @@ from rest_framework_api_key.models import APIKey
 from config.admin_icons import yes_no_icon
 from config.admin_paginator import EstimatedCountAdminMixin
 from config.admin_superuser import SuperuserOnlyAdminMixin
+from diagnosis.admin_times import list_time, list_time_column
 from diagnosis.models import (
     SESSION_ID_PATTERN,
     ApiKey,
@@ -139,9 +139,10 @@ class ApiKeyAdmin(SuperuserOnlyAdminMixin, APIKeyModelAdmin):
     def key_name(self, obj: ApiKey) -> str:
         return obj.name
 
+    # As every list writes a time (diagnosis/admin_times.py).
     @admin.display(description=_("created"), ordering="created")
-    def key_created(self, obj: ApiKey) -> datetime:
-        return obj.created
+    def key_created(self, obj: ApiKey) -> SafeString | None:
+        return list_time(obj.created)
 
     # Icons named in the page's language (config/admin_icons.py), not boolean=True.
     @admin.display(description=_("expired"))
@@ -323,7 +324,7 @@ class ToolCatalogAdmin(admin.ModelAdmin):
     level is read, applies to the spans received from then on."""
 
     form = ToolCatalogForm
-    list_display = ["tool_name", "kind", "level_rule", "code_pattern", "first_seen"]
+    list_display = ["tool_name", "kind", "level_rule", "code_pattern", "first_seen_column"]
     list_editable = ["kind", "level_rule"]
     list_filter = ["kind", "level_rule"]
     search_fields = ["^tool_name"]
@@ -334,6 +335,9 @@ class ToolCatalogAdmin(admin.ModelAdmin):
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
         return super().get_changelist_form(request, form=ToolCatalogListForm, **kwargs)
+
+    # As every list writes a time (diagnosis/admin_times.py).
+    first_seen_column = list_time_column("first_seen", _("first seen"))
 
 
 # The tool invocations a page at a time, and django-q2's lists in the console's style

@@ -19,6 +19,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from config.admin_paginator import EstimatedCountAdminMixin
+from diagnosis.admin_times import list_time_column
 from diagnosis.models import SESSION_ID_PATTERN, DiagnosisSession, ToolInvocation
 
 # A query or an error longer than this is cut in the list, whole in its tooltip (an OTLP
@@ -66,7 +67,7 @@ class ToolInvocationAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
         "query_excerpt",
         "error_excerpt",
         "duration_ms",
-        "created_at",
+        "created_at_column",
         "session_link",
     )
     list_filter = (SessionFilter, "kind", "status")
@@ -134,6 +135,9 @@ class ToolInvocationAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
     @admin.display(description=_("error message"))
     def error_excerpt(self, obj: ToolInvocation) -> SafeString | str:
         return _excerpt(obj.error_message)
+
+    # As every list writes a time (diagnosis/admin_times.py), the session's among them.
+    created_at_column = list_time_column("created_at", _("created at"))
 
     @admin.display(description=_("session"))
     def session_link(self, obj: ToolInvocation) -> SafeString:

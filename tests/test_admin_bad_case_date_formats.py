@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from diagnosis.models import DiagnosisSession
+from feedback.models import BadCaseReview
 from tests.factories import BadCaseReviewFactory
 
 pytestmark = pytest.mark.django_db
@@ -58,3 +59,18 @@ def test_the_bad_cases_page_writes_the_last_review_as_its_other_times(
     text = " ".join(page.content.decode().split())
     assert "ops.reviewer, Dec. 6, 2026, 12:19 p.m." in text
     assert '<div class="readonly">Dec. 6, 2026, 12:19 p.m.</div>' in text
+
+
+def test_the_list_puts_the_reviewers_name_on_a_line_of_its_own_whole_in_the_tooltip(
+    admin_client, settings, reviewed
+) -> None:
+    settings.LANGUAGE_CODE = "en"
+    settings.TIME_ZONE = "Asia/Shanghai"
+    name = "zhangsan.very-long-reviewer-name-from-the-sre-platform-team-xxxx"
+    BadCaseReview.objects.filter(pk=reviewed.pk).update(reviewed_by=name)
+
+    page = admin_client.get("/admin/feedback/badcase/").content.decode()
+
+    # Cut short by its class when longer than the column (admin.css), above day and time.
+    assert f'<span class="user-name">{name}</span>, <time class="list-time"' in page
+    assert f'title="{name}, Dec. 6, 2026, 12:19 p.m."' in page

@@ -165,7 +165,7 @@ def test_the_last_review_column_says_who_and_when(admin_client) -> None:
     page = text(admin_client.get(LIST))
 
     # The day above the time, as the columns beside it; Django's long form in its tooltip.
-    assert "ops.alice, <time" in page
+    assert '<span class="user-name">ops.alice</span>, <time' in page
     assert 'title="March 4, 2026, 5:06 a.m."><span>2026-03-04</span> <span>05:06</span>' in page
     assert 'title="ops.alice, March 4, 2026, 5:06 a.m."' in page
     assert "not reviewed yet" in page

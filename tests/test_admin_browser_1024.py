@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission, User
 from playwright.sync_api import expect
 
 from caselibrary.models import CaseLibrary
-from feedback.models import ReviewTag
+from feedback.models import BadCaseReview, ReviewTag
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
 from tests.test_admin_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401
 from tests.test_admin_browser_widths import (  # noqa: F401
@@ -340,3 +340,54 @@ def test_the_case_list_with_long_error_codes_fits_its_box_with_room_for_the_titl
     assert widths["list"] <= widths["box"], widths
     assert room >= TITLE_ROOM[width], room
     assert cut_codes == [], cut_codes
+
+
+# User names as a platform team's directory writes them, longer than any column (Django
+# takes 150 characters): each is a choice of the action bar's "Assign to", whose select
+# grew to the longest (the page 1085 px wide), and one wrote the last review of a case.
+LONG_NAMES = (
+    "zhangsan.very-long-reviewer-name-from-the-sre-platform-team-xxxx",
+    "lisi.another-very-long-reviewer-name-from-the-database-team@corp-directory.example.com",
+    "wangwu.on-call-reviewer-of-the-payments-and-checkout-services@sre-platform.corp-directory"
+    ".example.com",
+)
+# How many lines the tallest "last review" cell takes (name, day, time: three at most;
+# a long hyphenated name took six).
+LAST_REVIEW_LINES = """cells => Math.max(...cells.map(cell => {
+  const box = cell.querySelector('.last-review') || cell;
+  return box.getBoundingClientRect().height / parseFloat(getComputedStyle(box).lineHeight);
+}))"""
+
+
+@pytest.mark.parametrize("english", [False, True], ids=["chinese", "english"])
+@pytest.mark.parametrize("width", [WIDTH, 1366])
+def test_the_bad_case_list_with_long_user_names_fits_the_screen_on_short_rows(
+    browser,  # noqa: F811
+    live_server,
+    admin_user,  # noqa: F811
+    settings,
+    width,
+    english,
+) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    real_bad_cases()
+    for name in LONG_NAMES:
+        User.objects.create_user(name, password=PASSWORD, is_staff=True, is_superuser=True)
+    BadCaseReview.objects.exclude(reviewed_at=None).update(reviewed_by=LONG_NAMES[0])
+    at_the_longest_times(english)
+    page = log_in(browser, live_server, admin_user, width=width, english=english)
+    page.set_viewport_size({"width": width, "height": 768})
+
+    page.goto(page.base_url + "/admin/feedback/badcase/")
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(REAL_QUESTIONS))
+    choices = page.locator(".actions select[name=assignee] option").all_text_contents()
+    widths = page.evaluate(WIDTHS)
+    lines = page.locator("#result_list tbody td.field-reviewed").evaluate_all(LAST_REVIEW_LINES)
+    language = "english" if english else "chinese"
+    layout_screenshot(page, f"long_names_{width}_{language}")
+    page.context.close()
+
+    assert set(LONG_NAMES) <= set(choices), choices
+    assert widths["page"] <= widths["window"] == width, widths
+    assert widths["list"] <= widths["box"], widths
+    assert lines < 3.5, lines

@@ -66,7 +66,7 @@ def test_the_list_shows_id_question_status_feedback_score_and_creation(admin_cli
     # The question is cut to an excerpt; the answer is not loaded at all.
     assert "order-service 大量 504" in page and "…" in page
     assert 'class="score score-65" title="≥ 65">65</span>' in page
-    assert "field-feedback" in page and "field-status" in page and "field-created_at" in page
+    assert "field-feedback" in page and "field-status" in page and "field-created_at_column" in page
 
 
 def test_newest_sessions_come_first(admin_client, mix) -> None:

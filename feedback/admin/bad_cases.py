@@ -1,7 +1,5 @@
 """The bad-case work queue: sessions users found not useful, and their review."""
 
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -10,12 +8,10 @@ from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
-from django.utils.timezone import localtime
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
@@ -26,6 +22,7 @@ from diagnosis.admin import (
     score_badge,
     session_change_url,
 )
+from diagnosis.admin_times import list_time, list_time_column, long_time
 from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.admin.invocations import session_invocations_table
@@ -98,28 +95,6 @@ class BadCaseChangeList(SessionChangeList):
             # review in that state by the session's creation time.
             return queryset.order_by("-review__reviewed_at", "-review__session_id")
         return queryset
-
-
-# The list's times in one form for both languages, the day above the time ("2026-09-30"
-# over "22:59", ten characters wide). Django's formats took four lines a cell in English
-# ("Sept. 30," "2026," "10:59" "p.m.") and 90 px a column in Chinese ("2026年12月31日"),
-# room the question needs. The whole time, in Django's format, is in the tooltip.
-def list_time(value: datetime | None) -> SafeString | None:
-    if value is None:
-        return None  # the admin's "-"
-    local = localtime(value)
-    return format_html(
-        '<time class="list-time" datetime="{}" title="{}"><span>{}</span> <span>{}</span></time>',
-        local.isoformat(),
-        long_time(local),
-        f"{local:%Y-%m-%d}",
-        f"{local:%H:%M}",
-    )
-
-
-def long_time(value: datetime) -> str:
-    """As Django's admin writes a time, in the reader's language."""
-    return date_format(localtime(value), "DATETIME_FORMAT")
 
 
 @admin.register(BadCase)
@@ -272,13 +247,9 @@ class BadCaseAdmin(
         excerpt = super().query_excerpt(obj)
         return format_html('<span class="question-excerpt" title="{}">{}</span>', excerpt, excerpt)
 
-    @admin.display(description=_("feedback at"), ordering="feedback_at")
-    def feedback_at_column(self, obj: BadCase) -> SafeString | None:
-        return list_time(obj.feedback_at)
-
-    @admin.display(description=_("created at"), ordering="created_at")
-    def created_at_column(self, obj: BadCase) -> SafeString | None:
-        return list_time(obj.created_at)
+    # The times as every list writes them (diagnosis/admin_times.py).
+    feedback_at_column = list_time_column("feedback_at", _("feedback at"))
+    created_at_column = list_time_column("created_at", _("created at"))
 
     @admin.display(description=_("assignee"), ordering="review__assignee__username")
     def assignee_column(self, obj: BadCase) -> SafeString:
@@ -312,14 +283,14 @@ class BadCaseAdmin(
 
     @admin.display(description=_("last review"), ordering="review__reviewed_at")
     def reviewed(self, obj: BadCase) -> SafeString:
-        return self._last_review(obj, list_time)
+        return self._last_review(obj, in_list=True)
 
     @admin.display(description=_("last review"))
     def last_review(self, obj: BadCase) -> SafeString:
-        return self._last_review(obj, long_time)
+        return self._last_review(obj, in_list=False)
 
     @staticmethod
-    def _last_review(obj: BadCase, shown: Callable[[datetime], str | None]) -> SafeString:
+    def _last_review(obj: BadCase, *, in_list: bool) -> SafeString:
         review = review_of(obj)
         if review is None or not review.reviewed_at:
             said = _("not reviewed yet")
@@ -327,10 +298,18 @@ class BadCaseAdmin(
         who = review.reviewed_by or "-"
         said = gettext("{who}, {when}")
         whole = said.format(who=who, when=long_time(review.reviewed_at))
+        if not in_list:
+            return format_html('<span class="last-review" title="{}">{}</span>', whole, whole)
+        # In the list, the name on one line, cut short when longer than its column (a
+        # hyphenated one broke over six lines), above the day and the time: three lines.
         return format_html(
             '<span class="last-review" title="{}">{}</span>',
             whole,
-            format_html(said, who=who, when=shown(review.reviewed_at)),
+            format_html(
+                said,
+                who=format_html('<span class="user-name">{}</span>', who),
+                when=list_time(review.reviewed_at),
+            ),
         )
 
     @admin.display(description=_("tool invocations"))

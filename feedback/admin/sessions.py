@@ -21,6 +21,7 @@ from caselibrary.models import CaseLibrary, CaseSearchHit
 from caselibrary.services.cases import session_can_become_case
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
+from diagnosis.admin_times import list_time_column
 from diagnosis.models import DiagnosisSession, SessionStatus, Span
 from evaluation.services import SCORABLE_STATUSES
 from feedback.admin.evidence import EvidenceTablesMixin
@@ -97,7 +98,7 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
         "status",
         "feedback",
         "score_column",
-        "created_at",
+        "created_at_column",
     )
     list_filter = (
         "status",
@@ -155,6 +156,9 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).annotate(awaits_session_id=AWAITS_SESSION_ID)
+
+    # As every list writes a time (diagnosis/admin_times.py); the page keeps Django's form.
+    created_at_column = list_time_column("created_at", _("created at"))
 
     @admin.display(description=_("evidence score"))
     def score_column(self, obj: DiagnosisSession) -> SafeString:

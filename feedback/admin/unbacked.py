@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.admin import SessionAdminBase, session_change_url
+from diagnosis.admin_times import list_time_column
 from feedback.models import UsefulWithoutEvidence
 from feedback.selectors import sessions_useful_without_evidence
 
@@ -41,8 +42,8 @@ class UsefulWithoutEvidenceAdmin(SessionAdminBase):
         "query_excerpt",
         "score_column",
         "case_column",
-        "feedback_at",
-        "created_at",
+        "feedback_at_column",
+        "created_at_column",
     )
     # Latest judgement first, on the index of (feedback, feedback_at): ordered by creation,
     # MariaDB walked the creation-date index past every session without feedback (531 ->
@@ -67,6 +68,10 @@ class UsefulWithoutEvidenceAdmin(SessionAdminBase):
     @admin.display(description=_("session id"), ordering="session_id")
     def session_link(self, obj: UsefulWithoutEvidence) -> SafeString:
         return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)
+
+    # As every list writes a time (diagnosis/admin_times.py).
+    feedback_at_column = list_time_column("feedback_at", _("feedback at"))
+    created_at_column = list_time_column("created_at", _("created at"))
 
     @admin.display(description=_("case"))
     def case_column(self, obj: UsefulWithoutEvidence) -> SafeString | str:
