@@ -185,14 +185,15 @@ def test_a_damaged_resource_field_name_is_ignored_and_the_spans_stored(client, k
     assert "span 之外" in answer.error_message
 
 
-@pytest.mark.parametrize(
-    "path, name",
-    [
-        ((), "resourceSpans"),
-        (("resourceSpans", 0), "scopeSpans"),
-        (("resourceSpans", 0, "scopeSpans", 0), "spans"),
-    ],
-)
+# The fields above the spans, each by the path to the object holding it.
+ABOVE_THE_SPANS = [
+    ((), "resourceSpans"),
+    (("resourceSpans", 0), "scopeSpans"),
+    (("resourceSpans", 0, "scopeSpans", 0), "spans"),
+]
+
+
+@pytest.mark.parametrize("path, name", ABOVE_THE_SPANS)
 def test_spans_lost_with_a_damaged_field_name_above_them_are_rejected(client, key, path, name):
     document = a_run()
     holder = document
@@ -208,14 +209,7 @@ def test_spans_lost_with_a_damaged_field_name_above_them_are_rejected(client, ke
     assert STORED not in answer.error_message
 
 
-@pytest.mark.parametrize(
-    "path, name",
-    [
-        ((), "resourceSpans"),
-        (("resourceSpans", 0), "scopeSpans"),
-        (("resourceSpans", 0, "scopeSpans", 0), "spans"),
-    ],
-)
+@pytest.mark.parametrize("path, name", ABOVE_THE_SPANS)
 def test_every_span_lost_above_is_rejected_whatever_its_own_fields(client, key, path, name):
     document = a_run()
     agent, tool = spans_of(document)
