@@ -152,6 +152,18 @@ def start_gunicorn(
     return process, base
 
 
+def gunicorn_command(port: int) -> list[str]:
+    """gunicorn as production starts it, with config/gunicorn.conf.py, on loopback `port`."""
+    return [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "config.wsgi",
+        "-c",
+        "config/gunicorn.conf.py",
+        "--bind",
+        f"127.0.0.1:{port}",
+    ]
+
+
 @contextlib.contextmanager
 def gunicorn_with_config(
     env: dict[str, str],
@@ -165,16 +177,7 @@ def gunicorn_with_config(
     and its error log go."""
     port = free_port()
     web = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "config.wsgi",
-            "-c",
-            "config/gunicorn.conf.py",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "1",
-        ],
+        [*gunicorn_command(port), "--workers", "1"],
         cwd=ROOT,
         env=env,
         stdout=stdout,

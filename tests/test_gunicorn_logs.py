@@ -3,15 +3,19 @@
 whose query string shows no value a token could travel in."""
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, child_env, free_port, gunicorn_with_config
+from tests.processes import (
+    child_env,
+    free_port,
+    gunicorn_command,
+    gunicorn_with_config,
+    run_until_it_exits,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -98,21 +102,7 @@ def test_a_bad_access_log_switch_stops_gunicorn_naming_it_with_the_other_bad_var
         GUNICORN_ACCESS_LOG="maybe",
         Q_POLL="nan",
     )
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "config.wsgi",
-            "-c",
-            "config/gunicorn.conf.py",
-            "--bind",
-            f"127.0.0.1:{free_port()}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_until_it_exits(gunicorn_command(free_port()), env=env)
 
     assert done.returncode == 1
     assert "Configuration error: GUNICORN_ACCESS_LOG must be one of" in done.stderr

@@ -193,13 +193,18 @@ ABOVE_THE_SPANS = [
 ]
 
 
-@pytest.mark.parametrize("path, name", ABOVE_THE_SPANS)
-def test_spans_lost_with_a_damaged_field_name_above_them_are_rejected(client, key, path, name):
-    document = a_run()
+def damaged_above_the_spans(document: dict, path: tuple, name: str) -> None:
+    """The field `name` of the object at `path` sent with half a character in its name."""
     holder = document
     for step in path:
         holder = holder[step]
     renamed(holder, name, name[:2] + "\ud800" + name[2:])
+
+
+@pytest.mark.parametrize("path, name", ABOVE_THE_SPANS)
+def test_spans_lost_with_a_damaged_field_name_above_them_are_rejected(client, key, path, name):
+    document = a_run()
+    damaged_above_the_spans(document, path, name)
 
     answer = sent(client, key, document)
 
@@ -216,10 +221,7 @@ def test_every_span_lost_above_is_rejected_whatever_its_own_fields(client, key, 
     for field in ("traceId", "spanId", "startTimeUnixNano"):
         del agent[field]  # a span with no ids at all
     renamed(tool, "traceId", "tr\ud800aceId")  # its own field names damaged too
-    holder = document
-    for step in path:
-        holder = holder[step]
-    renamed(holder, name, name[:2] + "\ud800" + name[2:])
+    damaged_above_the_spans(document, path, name)
 
     answer = sent(client, key, document)
 
