@@ -111,7 +111,7 @@ def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
     with transaction.atomic():
         catalog, unseen = _catalog(records)
         kept, facts = _checked_facts(records, catalog, rejected, notes)
-        stored = _stored_span_keys(kept) & {(r.trace_id, r.span_id) for r in kept}
+        stored = _stored_span_keys(kept)
         new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
         new = _with_free_invocation_ids(new, sessions_by_trace, facts, rejected)
         # The catalog gains the tools of the spans stored, in the same transaction: a span
@@ -268,9 +268,12 @@ def _with_free_invocation_ids(
 
 
 def _stored_span_keys(records: list[SpanRecord]) -> set[tuple[str, str]]:
+    """The (trace id, span id) of `records` already stored. Read by the two lists of ids,
+    which also match (trace A, span of B): only the records' own pairs are kept."""
+    keys = {(r.trace_id, r.span_id) for r in records}
     traces = {r.trace_id for r in records}
     span_ids = {r.span_id for r in records}
-    return set(
+    return keys & set(
         Span.objects.filter(trace_id__in=traces, span_id__in=span_ids).values_list(
             "trace_id", "span_id"
         )
