@@ -2,7 +2,8 @@
 console's style: its stylesheet, so they fit a 1366-pixel screen like the other lists, a
 task's function path free to wrap after its dots, and the schedule list's last-run and
 success columns named in words (django-q2 heads the first "last_run" and its yes/no icons
-say True or False to a screen reader, in any language). django-q2 registers its admins
+say True or False to a screen reader, in any language), and their times written as every
+other list writes them (`diagnosis.admin_times`). django-q2 registers its admins
 when its admin module is imported; they are registered again here with these changes,
 and for superusers only (docs/admin.md): no model permission opens them."""
 
@@ -18,6 +19,10 @@ from django_q.models import Failure, OrmQ, Schedule, Success
 
 from config.admin_icons import yes_no_icon
 from config.admin_superuser import SuperuserOnlyAdminMixin
+from diagnosis.admin_times import list_time_column
+
+# The lists' time columns, each written by a `<field>_column` of TaskListMixin.
+TIME_FIELDS = ("started", "stopped", "next_run")
 
 
 def dotted_path(path: str | None) -> SafeString | str:
@@ -37,8 +42,15 @@ class TaskListMixin(SuperuserOnlyAdminMixin):
 
     def get_list_display(self, request: HttpRequest) -> list[str]:
         return [
-            "func_column" if name == "func" else name for name in super().get_list_display(request)
+            "func_column" if name == "func" else f"{name}_column" if name in TIME_FIELDS else name
+            for name in super().get_list_display(request)
         ]
+
+    started_column = list_time_column("started", Success._meta.get_field("started").verbose_name)
+    stopped_column = list_time_column("stopped", Success._meta.get_field("stopped").verbose_name)
+    next_run_column = list_time_column(
+        "next_run", Schedule._meta.get_field("next_run").verbose_name
+    )
 
     @admin.display(description=_("Function"), ordering="func")
     def func_column(self, obj: Any) -> SafeString | str:

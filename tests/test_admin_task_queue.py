@@ -2,7 +2,7 @@
 function column, which wraps after the dots of a task's path."""
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 import pytest
@@ -136,3 +136,27 @@ def test_a_queued_task_shows_the_function_read_from_its_payload(admin_client, on
     page = admin_client.get(LISTS[OrmQ]).content.decode()
 
     assert "evaluation.<wbr>tasks.<wbr>session_score" in page
+
+
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [(Success, "started"), (Success, "stopped"), (Failure, "stopped"), (Schedule, "next_run")],
+    ids=lambda value: value if isinstance(value, str) else value._meta.model_name,
+)
+def test_the_task_queue_lists_write_their_times_as_every_other_list_does(
+    admin_client, one_of_each, settings, model, field
+) -> None:
+    settings.TIME_ZONE = "Asia/Shanghai"
+    when = datetime(2026, 9, 30, 14, 59, tzinfo=UTC)
+    model.objects.update(**{field: when})
+
+    page = admin_client.get(LISTS[model]).content.decode()
+
+    # 14:59 UTC is 22:59 in Shanghai: the day above the time, the long form in the tooltip.
+    assert re.search(
+        r'<time class="list-time" datetime="2026-09-30T22:59:00\+08:00"'
+        r' title="2026年9月30日 22:59"><span>2026-09-30</span> <span>22:59</span></time>',
+        page,
+    )
+    # and the list still sorts by it.
+    assert re.search(rf'<th scope="col" class="sortable column-{field}_column', page)
