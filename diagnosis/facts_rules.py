@@ -12,6 +12,7 @@ way it comes in: the API's fields and the services both cut it with
 diagnosis.services.stored_text.
 """
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, NamedTuple
@@ -48,6 +49,11 @@ FAILED_CALL_HAS_NO_LEVEL = "A failed call has no match level: leave matchLevel o
 ONLY_RETRIEVAL_HAS_LEVEL = "Only retrieval calls have a match level: leave matchLevel out or null."
 ANSWER_NEEDED = "A SUCCESS completion needs the answer."
 NOT_AN_OBJECT = "Expected a JSON object."
+# Characters that show nothing and that str.strip() keeps (they are not whitespace): the
+# zero-width space, non-joiner and joiner, the word joiner and the byte-order mark. Pasted
+# or typed by a keyboard, alone they make a text that shows empty.
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+NOT_WORDS = re.compile(rf"[\s{INVISIBLE}]*")
 
 # DRF's and Django's words, translated when a problem is found.
 REQUIRED = serializers.Field.default_error_messages["required"]
@@ -115,7 +121,7 @@ def text_problems(value: object, *, max_length: int | None = None, blank: bool =
     """A text as it will be stored; an unpaired surrogate is the only problem named then."""
     if not isinstance(value, str):
         return [NOT_A_STRING]
-    if not blank and (not value or value.isspace()):
+    if not blank and not shows_words(value):
         return [str(BLANK)]
     if not value.isascii():
         try:
@@ -276,9 +282,14 @@ def invocations_problems(
     return problems
 
 
+def shows_words(text: str | None) -> bool:
+    """Whether a text shows anything: more than whitespace and invisible characters."""
+    return bool(text) and NOT_WORDS.fullmatch(text) is None
+
+
 def answer_problem(*, status: str, answer: str | None) -> str | None:
     """A SUCCESS completion carries the answer the user was given."""
-    if status == SessionStatus.SUCCESS and (answer is None or not answer.strip()):
+    if status == SessionStatus.SUCCESS and not shows_words(answer):
         return ANSWER_NEEDED
     return None
 

@@ -7,7 +7,6 @@ in process on MariaDB, which left the endpoint at 0.75 x its plain-Django floor 
 benchmark (1.33 x slower). The checks are the same ones, one problem, one message.
 """
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import ProhibitNullCharactersValidator
 from django.utils import translation
 
-from diagnosis.facts_rules import SESSION_ID_HELP
+from diagnosis.facts_rules import INVISIBLE, NOT_WORDS, SESSION_ID_HELP
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
     SESSION_ID_PATTERN,
@@ -42,11 +41,6 @@ SESSION_ID_TOO_LONG = f"sessionId 不能超过 {SESSION_ID_MAX_LENGTH} 个字符
 SESSION_ID_INVALID = "sessionId 只能包含 A-Z a-z 0-9 . _ : -，且不能只由点组成"
 
 FREE_TEXT_LIMITS = {"comment": COMMENT_MAX_LENGTH, "correction": CORRECTION_MAX_LENGTH}
-# Characters that show nothing and that str.strip() keeps (they are not whitespace): the
-# zero-width space, non-joiner and joiner, the word joiner and the byte-order mark. Pasted
-# or typed by a keyboard, alone they make a comment the admin shows empty.
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
-_NOT_WORDS = re.compile(rf"[\s{INVISIBLE}]*")
 _NO_INVISIBLE = str.maketrans("", "", INVISIBLE)
 # The validator (and its words) every text field of the ingest API refuses a NUL with.
 _NO_NUL = ProhibitNullCharactersValidator()
@@ -154,10 +148,10 @@ def _words(value: str) -> str:
     ends only (inside, a joiner may be part of an emoji)."""
     # Both ends matched from their start (the tail on the reversed text): linear, where a
     # pattern anchored at the end is tried again from every blank inside the text.
-    head = _NOT_WORDS.match(value).end()
+    head = NOT_WORDS.match(value).end()
     if head == len(value):
         return ""
-    tail = len(value) - _NOT_WORDS.match(value[::-1]).end()
+    tail = len(value) - NOT_WORDS.match(value[::-1]).end()
     return (
         value[:head].translate(_NO_INVISIBLE)
         + value[head:tail]

@@ -20,6 +20,7 @@ from caselibrary.services.cases import (
 )
 from config import metrics
 from config.api import Conflict, NotFound
+from diagnosis.facts_rules import shows_words
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.body import FeedbackBody, InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
@@ -178,7 +179,7 @@ def _useful(session_id: str) -> FeedbackResult:
     with transaction.atomic():
         session = _locked_session(session_id, fields=("query", "answer", "case__case_id"))
         _check_open_to_feedback(session)
-        if not (session.answer or "").strip():
+        if not shows_words(session.answer):
             raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
         changed = _record(session, Feedback.USEFUL)
         case = getattr(session, "case", None)

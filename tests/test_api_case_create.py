@@ -129,7 +129,11 @@ def test_an_unknown_session_is_404_as_on_every_other_endpoint(make_client) -> No
     assert not CaseLibrary.objects.exists()
 
 
-@pytest.mark.parametrize("state", [{}, {"failed": True}], ids=["running", "failed-no-answer"])
+@pytest.mark.parametrize(
+    "state",
+    [{}, {"failed": True}, {"succeeded": True, "answer": "\u200b\ufeff"}],
+    ids=["running", "failed-no-answer", "answer-of-invisible-characters"],
+)
 def test_a_session_without_an_answer_cannot_become_a_case(make_client, state) -> None:
     DiagnosisSessionFactory(session_id="s-1", **state)
 

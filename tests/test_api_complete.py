@@ -113,6 +113,11 @@ def test_a_different_completion_is_a_conflict_that_changes_nothing(api, running,
         ({"status": "SUCCESS", "answer": "  "}, "answer", "A SUCCESS completion needs the answer."),
         ({"status": "SUCCESS", "answer": None}, "answer", "A SUCCESS completion needs the answer."),
         (
+            {"status": "SUCCESS", "answer": " \u200b\ufeff "},
+            "answer",
+            "A SUCCESS completion needs the answer.",
+        ),
+        (
             {"status": "RUNNING"},
             "status",
             'Unknown value "RUNNING". Allowed values: SUCCESS, FAILED.',

@@ -274,7 +274,10 @@ def test_a_running_session_is_409_and_unchanged(api, feedback) -> None:
     assert state() == before
 
 
-@pytest.mark.parametrize("answer", [None, "", "   ", "\u3000\n\xa0\u2028\t\x1c\u205f"])
+@pytest.mark.parametrize(
+    "answer",
+    [None, "", "   ", "\u3000\n\xa0\u2028\t\x1c\u205f", " \u200b\u200c\u200d\u2060\ufeff "],
+)
 def test_useful_on_a_session_without_an_answer_is_409(api, answer) -> None:
     DiagnosisSessionFactory(session_id="fb-1", status="FAILED", answer=answer)
     before = state()

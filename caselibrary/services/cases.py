@@ -22,6 +22,7 @@ from caselibrary.services.index import case_index_request
 from config import metrics
 from config.api import Conflict
 from diagnosis.exceptions import SessionNotFound
+from diagnosis.facts_rules import shows_words
 from diagnosis.models import DiagnosisSession, SessionStatus
 
 EDITABLE_FIELDS = frozenset(
@@ -54,7 +55,7 @@ def session_can_become_case(*, session: DiagnosisSession) -> bool:
     A case made from a running session would be a placeholder: once the session ends,
     `useful` finds that case instead of making one from the real answer.
     """
-    return session.status != SessionStatus.RUNNING and bool((session.answer or "").strip())
+    return session.status != SessionStatus.RUNNING and shows_words(session.answer)
 
 
 def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
