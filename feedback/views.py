@@ -111,7 +111,8 @@ class FeedbackViewSet(ApiViewSet):
     )
     def create(self, request: Request) -> Response:
         try:
-            body = feedback_body_from(request.data)
+            # An empty body is no JSON object (DRF reads one as an empty dict).
+            body = feedback_body_from(request.data if request.stream is not None else None)
         except InvalidFeedbackBody as problem:
             return Response(
                 feedback_body(success=False, message=str(problem)),

@@ -224,6 +224,7 @@ def test_invalid_bodies_are_400_in_the_contract_shape_and_write_nothing(
         ("[]", "application/json", "请求体必须是 JSON 对象"),
         ('"useful"', "application/json", "请求体必须是 JSON 对象"),
         ("null", "application/json", "请求体必须是 JSON 对象"),
+        ("", "application/json", "请求体必须是 JSON 对象"),
         ("{not json", "application/json", "请求体不是合法的 JSON"),
         (b"\xff\xfe{}", "application/json", "请求体不是合法的 JSON"),
         (
