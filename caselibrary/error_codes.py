@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 from caselibrary.alert_names import iter_alert_matches, normalise_alert_name
 
-__all__ = ["error_code_key", "find_error_codes", "normalise_error_code"]
+__all__ = ["code_shaped_words", "error_code_key", "find_error_codes", "normalise_error_code"]
 
 # Kubernetes container/pod reasons and event reasons, in their canonical spelling. Words
 # such as "Pending" or "Unhealthy" are left out: in prose they are ordinary words.
@@ -370,6 +370,36 @@ _FIXED_FORMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...]
         _http,
     ),
 )
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[-_.:][A-Za-z0-9]+)*", re.ASCII)
+_CAPITAL_INSIDE = re.compile(r"[a-z][A-Z]")
+
+
+def code_shaped_words(text: str) -> list[str]:
+    """The words of `text` shaped like a code an operator may have given a case though no
+    family knows it: with a letter and a digit (`QA3-ERR-001`, `HY000`), words joined by
+    an underscore (`ERR_RATE_LIMITED`), a capital inside (`InsufficientBalance`); each
+    such word after another word also as the two (`SQLSTATE HY000`), first. A search
+    tries them against the codes the cases carry: an exact hit only on that very code."""
+    words: list[str] = []
+    before: re.Match[str] | None = None
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if 3 <= len(word) <= 64 and _code_shaped(word):
+            if before is not None and text[before.end() : match.start()] == " ":
+                words.append(f"{before.group()} {word}")
+            words.append(word)
+        before = match
+    return words
+
+
+def _code_shaped(word: str) -> bool:
+    if not any(ch.isalpha() for ch in word):
+        return False  # a bare number is never a code
+    return (
+        any(ch.isdigit() for ch in word) or "_" in word or _CAPITAL_INSIDE.search(word) is not None
+    )
 
 
 def normalise_error_code(code: str) -> str:

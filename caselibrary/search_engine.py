@@ -30,7 +30,12 @@ import numpy as np
 from django.conf import settings
 
 from caselibrary.embedding import EmbeddingUnavailable, embed_query
-from caselibrary.error_codes import error_code_key, find_error_codes, normalise_error_code
+from caselibrary.error_codes import (
+    code_shaped_words,
+    error_code_key,
+    find_error_codes,
+    normalise_error_code,
+)
 from caselibrary.models import CaseLibrary, CaseMerge, CasePassage, CaseSearchKey
 from caselibrary.search_anchors import baseline
 from caselibrary.search_backends.base import (
@@ -87,25 +92,17 @@ class Ranked:
 
 # An ASCII word with a letter and a digit ("QA3-ERR-001", "E1234", "ERR_42"): a code an
 # operator may have given a case though no family of caselibrary/error_codes.py knows it.
-_CODE_LIKE = re.compile(r"[A-Za-z0-9]+(?:[-_.:][A-Za-z0-9]+)*", re.ASCII)
-
-
 def query_codes(query: str, error_code: str | None = None) -> list[str]:
     """The error codes a search looks for: the one given, then those in the query, then
-    its other words with a letter and a digit. Each is matched exactly against the codes
-    the cases carry, so such a word is an exact hit only where a case has that very code."""
+    its other words shaped like a code (error_codes.code_shaped_words). Each is matched
+    exactly against the codes the cases carry, so such a word is an exact hit only where
+    a case has that very code."""
     codes = find_error_codes(query)
     if error_code:
         codes = [normalise_error_code(error_code), *codes]
     keys = {error_code_key(code) for code in codes}
-    for match in _CODE_LIKE.finditer(query):
-        word = match.group()
-        if (
-            3 <= len(word) <= 64
-            and any(ch.isdigit() for ch in word)
-            and any(ch.isalpha() for ch in word)
-            and error_code_key(word) not in keys
-        ):
+    for word in code_shaped_words(query):
+        if error_code_key(word) not in keys:
             keys.add(error_code_key(word))
             codes.append(word)
     return list(dict.fromkeys(codes))

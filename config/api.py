@@ -11,6 +11,7 @@ object with `"success": false` and a `message` in Chinese (the ops teams read it
 
 import datetime
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,16 @@ NOT_AN_INTEGER = "Must be an integer."
 UNPAIRED_SURROGATE = "Contains an unpaired surrogate."
 UNKNOWN_FIELD = "Unknown field."
 INVALID_CURSOR = "Invalid cursor."
+# Characters that show nothing and that str.strip() keeps (they are not whitespace): the
+# zero-width space, non-joiner and joiner, the word joiner and the byte-order mark. Pasted
+# or typed by a keyboard, alone they make a text that shows empty.
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+NOT_WORDS = re.compile(rf"[\s{INVISIBLE}]*")
+
+
+def shows_words(text: str | None) -> bool:
+    """Whether a text shows anything: more than whitespace and invisible characters."""
+    return bool(text) and NOT_WORDS.fullmatch(text) is None
 
 
 class DomainError(Exception):
@@ -74,7 +85,11 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         _encodable(data)
-        return super().to_internal_value(data)
+        value = super().to_internal_value(data)
+        # DRF finds a text of spaces blank; one of invisible characters shows as little.
+        if not self.allow_blank and not shows_words(value):
+            self.fail("blank")
+        return value
 
 
 class StrictIntegerField(serializers.IntegerField):

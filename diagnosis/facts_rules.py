@@ -12,7 +12,6 @@ way it comes in: the API's fields and the services both cut it with
 diagnosis.services.stored_text.
 """
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, NamedTuple
@@ -28,6 +27,7 @@ from config.api import (
     NOT_AN_INTEGER,
     UNKNOWN_FIELD,
     UNPAIRED_SURROGATE,
+    shows_words,
 )
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
@@ -49,11 +49,6 @@ FAILED_CALL_HAS_NO_LEVEL = "A failed call has no match level: leave matchLevel o
 ONLY_RETRIEVAL_HAS_LEVEL = "Only retrieval calls have a match level: leave matchLevel out or null."
 ANSWER_NEEDED = "A SUCCESS completion needs the answer."
 NOT_AN_OBJECT = "Expected a JSON object."
-# Characters that show nothing and that str.strip() keeps (they are not whitespace): the
-# zero-width space, non-joiner and joiner, the word joiner and the byte-order mark. Pasted
-# or typed by a keyboard, alone they make a text that shows empty.
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
-NOT_WORDS = re.compile(rf"[\s{INVISIBLE}]*")
 
 # DRF's and Django's words, translated when a problem is found.
 REQUIRED = serializers.Field.default_error_messages["required"]
@@ -280,11 +275,6 @@ def invocations_problems(
     if bad:
         problems["invocations"] = bad
     return problems
-
-
-def shows_words(text: str | None) -> bool:
-    """Whether a text shows anything: more than whitespace and invisible characters."""
-    return bool(text) and NOT_WORDS.fullmatch(text) is None
 
 
 def answer_problem(*, status: str, answer: str | None) -> str | None:

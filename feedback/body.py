@@ -14,7 +14,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import ProhibitNullCharactersValidator
 from django.utils import translation
 
-from diagnosis.facts_rules import INVISIBLE, NOT_WORDS, SESSION_ID_HELP
+from config.api import INVISIBLE, NOT_WORDS
+from diagnosis.facts_rules import SESSION_ID_HELP
 from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
     SESSION_ID_PATTERN,

@@ -19,8 +19,7 @@ from caselibrary.services.cases import (
     case_create_manual,
 )
 from config import metrics
-from config.api import Conflict, NotFound
-from diagnosis.facts_rules import shows_words
+from config.api import Conflict, NotFound, shows_words
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.body import FeedbackBody, InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState

@@ -74,6 +74,8 @@ def test_a_curator_key_reads_no_sessions(make_client) -> None:
     ("change", "field"),
     [
         ({"title": None}, "title"),
+        ({"title": "\u200b\u200c\u200d"}, "title"),
+        ({"solution": " \ufeff "}, "solution"),
         ({"faultCategory": "NOPE"}, "faultCategory"),
         ({"colour": "red"}, "colour"),
         ({"sessionId": "no such session"}, "sessionId"),

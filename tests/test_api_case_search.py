@@ -363,6 +363,7 @@ def test_an_unknown_session_is_404_and_nothing_is_recorded(api, library) -> None
     [
         ({"query": ""}, "query"),
         ({"query": "   \n\t "}, "query"),
+        ({"query": " \u200b\ufeff\u2060 "}, "query"),
         ({"query": "x" * 4001}, "query"),
         ({}, "query"),
         ({"query": 42}, "query"),

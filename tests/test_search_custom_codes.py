@@ -42,3 +42,38 @@ def test_a_word_with_digits_no_case_carries_is_no_exact_hit(api, library) -> Non
     body = api.post(URL, {"query": "结算批处理卡住 QA3-ERR-002"}, format="json").json()
 
     assert all(hit["matchLevel"] == "L1" for hit in body["hits"])
+
+
+@pytest.mark.parametrize(
+    ("code", "query"),
+    [
+        ("ERR_RATE_LIMITED", "短信发送报 ERR_RATE_LIMITED 怎么办"),
+        ("E_TIMEOUT", "e_timeout"),
+        ("InsufficientBalance", "扣款接口返回 InsufficientBalance"),
+        ("SQLSTATE HY000", "写入报 SQLSTATE HY000，然后事务回滚"),
+    ],
+)
+def test_a_code_without_digits_or_of_two_words_is_an_exact_hit_when_quoted(
+    api, library, code, query
+) -> None:
+    case = CaseLibraryFactory(
+        title="短信网关限流", error_code=code, root_cause="上游限流。", solution="1. 降低发送速率"
+    )
+    case_index_build()
+
+    body = api.post(URL, {"query": query}, format="json").json()
+
+    assert body["matchLevel"] == "L0"
+    assert [hit["caseId"] for hit in body["hits"]] == [case.case_id]
+
+
+@pytest.mark.parametrize(
+    "query", ["短信发送报 ERR_QUOTA_EXCEEDED", "扣款接口返回 InvalidCardNumber"]
+)
+def test_such_a_word_no_case_carries_is_no_exact_hit(api, library, query) -> None:
+    CaseLibraryFactory(title="短信网关限流", error_code="ERR_RATE_LIMITED")
+    case_index_build()
+
+    body = api.post(URL, {"query": query}, format="json").json()
+
+    assert body["matchLevel"] != "L0"

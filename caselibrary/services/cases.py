@@ -20,9 +20,8 @@ from caselibrary.models import (
 from caselibrary.selectors import case_id_for_session
 from caselibrary.services.index import case_index_request
 from config import metrics
-from config.api import Conflict
+from config.api import Conflict, shows_words
 from diagnosis.exceptions import SessionNotFound
-from diagnosis.facts_rules import shows_words
 from diagnosis.models import DiagnosisSession, SessionStatus
 
 EDITABLE_FIELDS = frozenset(
