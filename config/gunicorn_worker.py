@@ -7,8 +7,10 @@ parse (400), an error outside the application (500). Its answer is an HTML page
 every client. This worker keeps gunicorn's decision (the status for each error, its
 WARNING "Invalid request from ip=…" or its traceback, the access line) and sends the
 same status as the API's error body instead of the page: `{"success": false, "message":
-"…", "code": "…"}` (config.api.error_body), with `Content-Type: application/json` and
-`Connection: close`.
+"…", "code": "…", "caseId": null}` (config.api.error_body, with the feedback contract's
+`caseId`: the request's path is not known when its line or headers cannot be read, and a
+front end reading `/api/feedback`'s errors finds the shape it was built to), with
+`Content-Type: application/json` and `Connection: close`.
 
 config/gunicorn.conf.py names it as `worker_class`. No Django import: gunicorn loads the
 worker class before Django is set up.
@@ -40,7 +42,7 @@ def error_response(status: int, reason: str) -> bytes:
     """The whole HTTP response for `status`: the API's error body in JSON."""
     code, message = ANSWERS.get(status, ANSWERS[500 if status >= 500 else 400])
     body = json.dumps(
-        {"success": False, "message": message, "code": code}, ensure_ascii=False
+        {"success": False, "message": message, "code": code, "caseId": None}, ensure_ascii=False
     ).encode()
     head = (
         f"HTTP/1.1 {status} {reason}\r\n"

@@ -66,8 +66,9 @@ def assert_json_error(answer: tuple[int, dict[str, str], bytes], status: int, co
     assert headers["connection"] == "close"
     assert int(headers["content-length"]) == len(body)
     parsed = json.loads(body)
-    assert parsed.keys() == error_body(code, "").keys()
-    assert (parsed["success"], parsed["code"]) == (False, code)
+    # The API's error shape, which holds the feedback contract's (caseId null) as well.
+    assert parsed.keys() == {*error_body(code, "").keys(), "caseId"}
+    assert (parsed["success"], parsed["code"], parsed["caseId"]) == (False, code, None)
     assert parsed["message"]
 
 
@@ -105,6 +106,24 @@ def test_a_chunked_body_with_a_bad_chunk_size_is_400_in_json(served: Served) -> 
     )
 
     assert_json_error(answer, 400, "bad_request")
+
+
+def test_a_feedback_post_the_server_cannot_read_is_answered_in_the_feedback_contracts_shape(
+    served: Served,
+) -> None:
+    answer = served.exchange(
+        b"POST /api/feedback HTTP/1.1\r\nHost: localhost\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"ZZZ\r\n{}\r\n0\r\n\r\n"
+    )
+
+    status, _headers, body = answer
+    assert status == 400
+    assert {k: v for k, v in json.loads(body).items() if k != "code"} == {
+        "success": False,
+        "message": "请求无效",
+        "caseId": None,
+    }
 
 
 def test_gunicorn_still_logs_each_refusal_and_the_access_line_of_a_request_it_read(

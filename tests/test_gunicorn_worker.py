@@ -65,8 +65,9 @@ def test_each_request_gunicorn_refuses_is_its_status_with_the_api_error_body(
     assert got_line == status_line
     assert headers["content-type"] == "application/json"
     assert headers["connection"] == "close"
-    assert body.keys() == error_body(code, "").keys()
-    assert (body["success"], body["code"]) == (False, code)
+    # The API's error shape, which holds the feedback contract's (caseId null) as well.
+    assert body.keys() == {*error_body(code, "").keys(), "caseId"}
+    assert (body["success"], body["code"], body["caseId"]) == (False, code, None)
 
 
 def test_an_error_outside_the_application_is_a_json_500(worker: JsonErrorSyncWorker) -> None:
@@ -77,7 +78,7 @@ def test_an_error_outside_the_application_is_a_json_500(worker: JsonErrorSyncWor
 
     assert status_line == "HTTP/1.1 500 Internal Server Error"
     assert headers["content-type"] == "application/json"
-    assert body == error_body("server_error", MESSAGES["server_error"])
+    assert body == {**error_body("server_error", MESSAGES["server_error"]), "caseId": None}
 
 
 def test_a_400_says_what_the_api_says_for_a_request_it_refuses(
@@ -85,7 +86,7 @@ def test_a_400_says_what_the_api_says_for_a_request_it_refuses(
 ) -> None:
     _line, _headers, body = answer_to(worker, InvalidRequestLine("GET"))
 
-    assert body == error_body("bad_request", MESSAGES["bad_request"])
+    assert body == {**error_body("bad_request", MESSAGES["bad_request"]), "caseId": None}
 
 
 def test_a_client_that_has_gone_raises_nothing(worker: JsonErrorSyncWorker) -> None:
