@@ -88,6 +88,8 @@ class Ranked:
     candidates: list[Hit] = field(default_factory=list)
     # The names in the question that no case mentions (then no L1 hit is offered).
     unknown_names: list[str] = field(default_factory=list)
+    # The question's search terms (without its codes): with none, no L1 hit is offered.
+    terms: list[str] = field(default_factory=list)
 
 
 # An ASCII word with a letter and a digit ("QA3-ERR-001", "E1234", "ERR_42"): a code an
@@ -416,6 +418,7 @@ def rank_cases(
         embed_ms=embed_ms,
         candidates=l0 + similar,
         unknown_names=strange,
+        terms=[term for term in terms.split() if not term.startswith(CODE_PREFIX)],
     )
 
 

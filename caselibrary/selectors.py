@@ -179,6 +179,7 @@ def _decision(ranked: Ranked, nearest: Hit | None, rows: dict[str, CaseLibrary])
         "minPeak": min_peak,
         "minTermCoverage": min_coverage,
         "unknownNames": ranked.unknown_names,
+        "terms": ranked.terms,
         "nearestSimilar": None
         if nearest is None or case is None
         else {

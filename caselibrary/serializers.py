@@ -157,6 +157,13 @@ class SearchExplainOutput(serializers.Serializer):
             "that no case mentions; with one, no similar case is offered."
         ),
     )
+    terms = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "The query's search terms as the index reads them (its codes aside); with none "
+            "(emoji, punctuation, a bare number), no similar case is offered, only exact ones."
+        ),
+    )
     nearestSimilar = NearestSimilarOutput(
         allow_null=True,
         help_text="The best similar case, offered or not; null when no case came near.",

@@ -41,6 +41,22 @@ def test_a_question_without_a_search_term_gets_no_similar_case(api, library, que
     assert body["hits"] == []
 
 
+@pytest.mark.parametrize("query", ["🔥🔥🔥", "502"])
+def test_explain_shows_a_question_without_a_search_term_has_none(api, library, query) -> None:
+    body = api.post(URL, {"query": query, "explain": True}, format="json").json()
+
+    # However close the nearest case reads, the empty list of terms says why it is not offered.
+    assert body["explain"]["terms"] == []
+    nearest = body["explain"]["nearestSimilar"]
+    assert nearest is None or nearest["offered"] is False
+
+
+def test_explain_lists_the_terms_a_question_is_searched_by(api, library) -> None:
+    body = api.post(URL, {"query": "Redis 写满了", "explain": True}, format="json").json()
+
+    assert "redis" in body["explain"]["terms"]
+
+
 def test_a_case_with_words_is_still_found_by_them(api, library) -> None:
     body = api.post(URL, {"query": "Redis 写满了，写入报 OOM"}, format="json").json()
 
