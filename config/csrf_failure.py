@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
+from django.http.request import split_domain_port, validate_host
 from django.middleware.csrf import REASON_BAD_ORIGIN, REASON_NO_REFERER
 from django.shortcuts import render
 from django.urls import reverse
@@ -51,11 +52,23 @@ def _came_from(request: HttpRequest) -> str | None:
     return None
 
 
+def _foreign_origin(request: HttpRequest) -> str | None:
+    """The Origin of a form refused for it, when it is not the console's own address on
+    another scheme or port (a proxy ending TLS, the usual cause) nor a host the service
+    serves: then it may be another site's page, which trusting would open the console to."""
+    origin = request.headers.get("Origin", "")
+    host = urlsplit(origin).hostname or ""
+    own = split_domain_port(request.get_host())[0]
+    if host == own or validate_host(host, settings.ALLOWED_HOSTS):
+        return None
+    return origin
+
+
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """Django's `reason` is one of the REASON_* texts of django.middleware.csrf."""
-    # Every form refused for its origin is a proxy's address the settings do not name (the
-    # usual cause behind TLS termination), which no reload mends: said without the
-    # origins, which only DEBUG shows.
+    # A form refused for its origin is a proxy's address the settings do not name (the
+    # usual cause behind TLS termination), which no reload mends, or another site's page:
+    # said without the trusted origins, which only DEBUG shows.
     origin_refused = reason.startswith(REASON_BAD_ORIGIN.partition("%s")[0])
     if _wants_json(request):
         message = ORIGIN_MESSAGE if origin_refused else MESSAGE
@@ -77,6 +90,7 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
         "back_text": _("Back to the page you came from") if came_from else _("Back to the console"),
         "no_referer": reason == REASON_NO_REFERER,
         "origin_refused": origin_refused,
+        "foreign_origin": _foreign_origin(request) if origin_refused else None,
         "reason": reason if settings.DEBUG else "",
     }
     return render(request, "csrf_failure.html", context, status=403)

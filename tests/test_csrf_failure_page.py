@@ -145,12 +145,39 @@ def test_a_browser_that_sent_no_referer_over_https_is_told_so(settings) -> None:
     client = Client(enforce_csrf_checks=True)
     client.get(LOGIN, secure=True)  # the cookie, so that the Referer is what fails
 
-    page = text(client.post(LOGIN, CREDENTIALS, secure=True))
+    token = client.cookies[settings.CSRF_COOKIE_NAME].value
+
+    page = text(client.post(LOGIN, {**CREDENTIALS, "csrfmiddlewaretoken": token}, secure=True))
 
     assert "Your browser did not send the Referer header" in page
+    # Its cookie and token were good: no word of expired forms or blocked cookies.
+    assert "This form has expired" not in page and "allow cookies" not in page
 
 
 def test_a_form_refused_for_its_origin_tells_who_can_mend_it_without_naming_origins(
+    settings,
+) -> None:
+    settings.LANGUAGE_CODE = "en"
+    client = Client(enforce_csrf_checks=True)
+    client.get(LOGIN)
+    token = client.cookies[settings.CSRF_COOKIE_NAME].value
+
+    # The console's own address over HTTPS, which a proxy ends: Django sees plain HTTP.
+    page = text(
+        client.post(
+            LOGIN,
+            {**CREDENTIALS, "csrfmiddlewaretoken": token},
+            headers={"origin": "https://testserver"},
+        )
+    )
+
+    assert "add the address it is reached at to CSRF_TRUSTED_ORIGINS" in page
+    assert "Reloading will not help" in page
+    assert "allow cookies" not in page  # the advice for an expired form or blocked cookies
+    assert "does not match any trusted origins" not in page  # Django's reason, DEBUG only
+
+
+def test_a_form_from_another_site_is_told_apart_from_the_console_s_own_address(
     settings,
 ) -> None:
     settings.LANGUAGE_CODE = "en"
@@ -163,14 +190,14 @@ def test_a_form_refused_for_its_origin_tells_who_can_mend_it_without_naming_orig
             LOGIN,
             {**CREDENTIALS, "csrfmiddlewaretoken": token},
             secure=True,
-            headers={"origin": "https://console.example.com"},
+            headers={"origin": "https://forms.example.net"},
         )
     )
 
-    assert "add the address it is reached at to CSRF_TRUSTED_ORIGINS" in page
-    assert "Reloading will not help" in page
-    assert "allow cookies" not in page  # the advice for an expired form or blocked cookies
-    assert "does not match any trusted origins" not in page  # Django's reason, DEBUG only
+    # Named, and not only the advice to trust it, which would open the console to that site.
+    assert "This form was sent from https://forms.example.net" in page
+    assert "If you did not mean to send it, nothing was changed" in page
+    assert "Reloading will not help" not in page
 
 
 def test_a_json_client_refused_for_its_origin_is_told_so_not_to_send_a_token(settings) -> None:
