@@ -88,7 +88,7 @@ class ApiKeyAdmin(SuperuserOnlyAdminMixin, APIKeyModelAdmin):
         "key_name",
         "scope",
         "key_created",
-        "expiry_date",
+        "key_expiry",
         "key_has_expired",
         "key_revoked",
     )
@@ -143,6 +143,12 @@ class ApiKeyAdmin(SuperuserOnlyAdminMixin, APIKeyModelAdmin):
     @admin.display(description=_("created"), ordering="created")
     def key_created(self, obj: ApiKey) -> SafeString | None:
         return list_time(obj.created)
+
+    @admin.display(
+        description=ApiKey._meta.get_field("expiry_date").verbose_name, ordering="expiry_date"
+    )
+    def key_expiry(self, obj: ApiKey) -> SafeString | None:
+        return list_time(obj.expiry_date)
 
     # Icons named in the page's language (config/admin_icons.py), not boolean=True.
     @admin.display(description=_("expired"))

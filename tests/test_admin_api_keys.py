@@ -61,3 +61,25 @@ def test_the_expired_and_revoked_icons_are_named_in_the_consoles_language(
         rf'<td class="field-key_has_expired"><img src="[^"]+/icon-no\.svg" alt="{no}">', page
     )
     assert 'alt="True"' not in page and 'alt="False"' not in page
+
+
+def test_a_keys_expiry_is_written_as_every_list_writes_a_time(admin_client, settings) -> None:
+    from datetime import UTC, datetime
+
+    from diagnosis.models import ApiKey
+
+    settings.LANGUAGE_CODE = "zh-hans"
+    settings.TIME_ZONE = "Asia/Shanghai"
+    ApiKey.objects.create_key(
+        name="short-lived", scope="agent", expiry_date=datetime(2026, 9, 30, 14, 59, tzinfo=UTC)
+    )
+
+    page = admin_client.get(LIST).content.decode()
+
+    # The day above the time, in TIME_ZONE; the long form in its tooltip.
+    assert re.search(
+        r'<td class="field-key_expiry"><time class="list-time" [^>]*title="2026年9月30日 22:59">'
+        r"<span>2026-09-30</span> <span>22:59</span></time>",
+        page,
+    )
+    assert re.search(r'<th scope="col" class="sortable column-key_expiry', page)
