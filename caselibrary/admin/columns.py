@@ -15,6 +15,7 @@ from django.utils.translation import ngettext
 
 from caselibrary.models import CaseLibrary, CaseReuse, SourceType
 from diagnosis.admin import session_change_url
+from diagnosis.admin_times import long_time
 from diagnosis.models import Feedback
 
 # The source in a word, for the narrow list column (the filter has the long labels).
@@ -110,10 +111,11 @@ class CaseColumnsMixin:
             return format_html('{} <span class="feedback-not_useful">{}</span>', text, _("stale"))
         return text
 
+    # On the case's page, where every other time is in Django's long form.
     @admin.display(description=_("last hit"), ordering="reuse__last_hit_at")
     def last_hit_column(self, obj: CaseLibrary) -> str:
         last = _reuse(obj, "last_hit_at")
-        return date_format(localtime(last), "SHORT_DATETIME_FORMAT") if last else "–"
+        return long_time(last) if last else "–"
 
 
 def _reuse(obj: CaseLibrary, name: str) -> Any:

@@ -13,12 +13,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import linebreaksbr
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
-from django.utils.timezone import localtime
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -30,6 +29,7 @@ from caselibrary.services.duplicates import (
     cases_flagged_q,
     merged_cases_count,
 )
+from diagnosis.admin_times import long_time
 
 
 class NearDuplicateFilter(admin.SimpleListFilter):
@@ -154,13 +154,16 @@ class NearDuplicatesMixin:
 
     @staticmethod
     def _column(case: CaseLibrary) -> SafeString:
+        # The root cause and the solution line by line (numbered steps one a line),
+        # escaped, as the case's own page writes them; its time as the page's others.
+        solution = "" if case.solution.strip() == case.root_cause.strip() else case.solution
         return format_html(
             '<strong>{}</strong><br><span class="quiet">{} · {}</span><p>{}</p><p>{}</p>',
             case.title,
             case.error_code or "–",
-            date_format(localtime(case.created_at), "SHORT_DATETIME_FORMAT"),
-            case.root_cause,
-            "" if case.solution.strip() == case.root_cause.strip() else case.solution,
+            long_time(case.created_at),
+            linebreaksbr(case.root_cause, autoescape=True),
+            linebreaksbr(solution, autoescape=True),
         )
 
     def near_duplicates_column(self, obj: CaseLibrary) -> SafeString | str:
