@@ -23,7 +23,8 @@ from diagnosis.admin_times import list_time_column
 from diagnosis.models import SESSION_ID_PATTERN, DiagnosisSession, ToolInvocation
 
 # A query or an error longer than this is cut in the list, whole in its tooltip (an OTLP
-# call's query is its arguments: up to 16,384 characters).
+# call's query is its arguments: up to 16,384 characters). The list shows three lines of
+# it at most (admin.css, `.invocation-excerpt`).
 EXCERPT_CHARS = 80
 
 
@@ -53,7 +54,11 @@ class SessionFilter(admin.SimpleListFilter):
 def _excerpt(text: str | None) -> SafeString | str:
     if not text:
         return ""
-    return format_html('<span title="{}">{}</span>', text, Truncator(text).chars(EXCERPT_CHARS))
+    return format_html(
+        '<span class="invocation-excerpt" title="{}">{}</span>',
+        text,
+        Truncator(text).chars(EXCERPT_CHARS),
+    )
 
 
 @admin.register(ToolInvocation)
