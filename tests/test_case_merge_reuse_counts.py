@@ -1,10 +1,13 @@
 """A merge's reuse counts: the kept case counts as if every session that found either case
 had found it (each search and each session once), the minute's recount agrees, and a case
-freed when its kept case is deleted gets its own counts back."""
+freed when its kept case is deleted gets its own counts back. The last hit goes with the
+counts."""
+
+from datetime import UTC, datetime
 
 import pytest
 
-from caselibrary.models import CaseLibrary, CaseReuse
+from caselibrary.models import CaseLibrary, CaseReuse, CaseSearch
 from caselibrary.services.duplicates import case_merge, case_merge_into
 from caselibrary.services.index import case_index_build
 from caselibrary.services.outcomes import case_outcomes_sweep
@@ -146,3 +149,79 @@ def test_deleting_the_kept_case_gives_the_freed_case_its_own_counts_back(api, pa
     case_index_build()  # the indexer sees the deletion and frees B
 
     assert counts(b) == (1, 1, 1, 1)
+
+
+EARLIER = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+LATER = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def searched_at(session_id: str, when: datetime) -> None:
+    """The session's searches made at `when`, and the cases they found last hit then."""
+    CaseSearch.objects.filter(session_id=session_id).update(created_at=when)
+    found = CaseSearch.objects.filter(session_id=session_id).values("hits__case_id")
+    CaseReuse.objects.filter(case_id__in=found).update(last_hit_at=when)
+
+
+def last_hit(case: CaseLibrary) -> datetime | None:
+    reuse = CaseReuse.objects.filter(case=case).first()
+    return reuse.last_hit_at if reuse else None
+
+
+def test_a_merge_gives_the_kept_case_the_merged_cases_later_last_hit_and_clears_it(
+    api, pair
+) -> None:
+    a, b = pair
+    session_that_searched(api, "s1", BOTH_L1)
+    searched_at("s1", EARLIER)
+    session_that_searched(api, "only-b", ONLY_B, limit=1)
+    searched_at("only-b", LATER)
+
+    merge(b, a)
+
+    assert last_hit(a) == LATER
+    assert counts(b) == (0, 0, 0, 0)
+    assert last_hit(b) is None
+
+
+def test_a_merge_leaves_the_kept_case_its_own_later_last_hit(api, pair) -> None:
+    a, b = pair
+    session_that_searched(api, "only-b", ONLY_B, limit=1)
+    searched_at("only-b", EARLIER)
+    session_that_searched(api, "s1", BOTH_L1)
+    searched_at("s1", LATER)
+
+    merge(b, a)
+
+    assert last_hit(a) == LATER
+    assert last_hit(b) is None
+
+
+def test_deleting_the_kept_case_gives_the_freed_case_its_own_last_hit_back(api, pair) -> None:
+    a, b = pair
+    session_that_searched(api, "only-b", ONLY_B, limit=1)
+    searched_at("only-b", EARLIER)
+    session_that_searched(api, "s1", BOTH_L1)
+    searched_at("s1", LATER)
+    session_that_searched(api, "a-only", A_L0_B_L1, limit=1)
+    searched_at("a-only", datetime(2026, 3, 3, 9, 0, tzinfo=UTC))
+    merge(b, a)
+
+    a.delete()
+    case_index_build()
+
+    assert counts(b) == (1, 1, 0, 0)
+    assert last_hit(b) == LATER
+
+
+def test_a_freed_case_whose_searches_are_gone_gets_no_last_hit_back(api, pair) -> None:
+    a, b = pair
+    session_that_searched(api, "only-b", ONLY_B, limit=1)
+    searched_at("only-b", EARLIER)
+    merge(b, a)
+    CaseSearch.objects.filter(session_id="only-b").delete()  # as retention removes them
+
+    a.delete()
+    case_index_build()
+
+    assert counts(b) == (0, 0, 0, 0)
+    assert last_hit(b) is None

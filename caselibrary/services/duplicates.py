@@ -7,7 +7,7 @@ import merges any two and keeps the case its file names (case_merge_into). The o
 is recorded as merged into it, its hits and ratings count for it, and its texts and exact
 keys are indexed as the kept case's, so it is found only through the kept one. When the
 kept case is deleted (by any path), the indexer notices and the cases merged into it
-become cases of their own again, with their own counts.
+become cases of their own again, with their own counts and last hits.
 
 A case's reuse counts, as the stored searches give them (cases_reuse_counted), count the
 cases merged into it with it, as though every session that found one of them had found
@@ -24,7 +24,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Max, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -191,7 +191,18 @@ def merges_release_deleted(*, case_ids: Collection[str]) -> list[str]:
     CaseChange.objects.bulk_create(CaseChange(case_id=case_id) for case_id in freed)
     if freed:  # their own counts back, from their own searches (the merge left them)
         cases_reuse_write(cases_reuse_counted(case_ids=freed), hits=True)
+        _last_hits_write(freed)
     return freed
+
+
+def _last_hits_write(case_ids: Collection[str]) -> None:
+    """These cases' last hits, from the stored searches that give their hits (none when
+    retention removed them all, as their hits are then 0)."""
+    counted = CaseSearchHit.objects.filter(
+        case_id=OuterRef("case_id"), search__repeat_of__isnull=True
+    )
+    last = counted.values("case_id").annotate(last=Max("search__created_at")).values("last")
+    CaseReuse.objects.filter(case_id__in=list(case_ids)).update(last_hit_at=Subquery(last))
 
 
 def case_near_duplicates(*, case: CaseLibrary) -> list[tuple[CaseLibrary, float]]:
@@ -314,4 +325,7 @@ def _merge_reuse(kept_id: str, merged_id: str, before: Mapping[str, ReuseCounts]
     if moved is not None and moved.last_hit_at:
         later = Q(last_hit_at__lt=moved.last_hit_at) | Q(last_hit_at__isnull=True)
         CaseReuse.objects.filter(later, case_id=kept_id).update(last_hit_at=moved.last_hit_at)
-    CaseReuse.objects.filter(case_id=merged_id).update(**ReuseCounts()._asdict(), stale=False)
+    # Its last hit goes with its counts (a freed case gets both back from its searches).
+    CaseReuse.objects.filter(case_id=merged_id).update(
+        **ReuseCounts()._asdict(), last_hit_at=None, stale=False
+    )
