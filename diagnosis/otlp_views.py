@@ -8,6 +8,7 @@ allows ingest.
 """
 
 import logging
+import re
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -208,12 +209,16 @@ def _answer_message(rejected: list[str], notes: list[str], not_stored: list[str]
 
 # The spans named with a reason shared by many, as many as the answer lists.
 _SPANS_LISTED = 5
+# A first part naming one span (`span <id>`, `工具 span <id>`): its notes follow.
+_ONE_SPAN = re.compile(r"(?:工具 )?span [0-9a-f]+")
 
 
 def _reasons(reasons: list[str]) -> str:
     """The reasons, those sharing their first part (`<why>：<span>`: the spans refused
-    for one reason, the notes about one span) on one line with their count: `<why>：<span
-    a>、<span b> (x2)`."""
+    for one reason, the notes about one span) on one line. A reason shared by spans says
+    how many: `<why>：<span a>、<span b> (x2)`; a span's notes are different reasons, each
+    about that one span, so they say no count (`<span>：<why a>、<why b>`), which would
+    read as the last one said that many times."""
     grouped: dict[str, list[str]] = {}
     for reason in reasons:
         head, _, detail = reason.partition("：")
@@ -226,11 +231,18 @@ def _reasons(reasons: list[str]) -> str:
         if shown:
             more = " 等" if len(shown) > _SPANS_LISTED else ""
             text += "：" + "、".join(shown[:_SPANS_LISTED]) + more
-        parts.append(f"{text} (x{len(details)})" if len(details) > 1 else text)
+        if len(details) > 1 and not _ONE_SPAN.fullmatch(head):
+            text += f" (x{len(details)})"
+        parts.append(text)
     text = "；".join(parts[:10])
     return text if len(parts) <= 10 else text + f"；另有 {len(parts) - 10} 种原因"
 
 
 def _error(encoding: Encoding | None, status: int, message: str) -> HttpResponse:
     body, content_type = otlp_wire.error_body(encoding, status, message)
-    return HttpResponse(body, status=status, content_type=content_type)
+    response = HttpResponse(body, status=status, content_type=content_type)
+    if status == 401:
+        # RFC 9110 asks a 401 for the scheme to use: the API's (ApiKeyAuthentication's
+        # authenticate_header), as its own 401s send it.
+        response["WWW-Authenticate"] = KEYWORD
+    return response

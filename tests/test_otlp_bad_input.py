@@ -9,7 +9,7 @@ from google.protobuf import json_format
 from google.rpc.status_pb2 import Status
 
 from diagnosis.models import DiagnosisSession, Span, ToolCatalogEntry, ToolInvocation
-from tests.otlp import JSON, export, new_span_id, new_trace_id, otlp_json, post, span
+from tests.otlp import JSON, PROTOBUF, export, new_span_id, new_trace_id, otlp_json, post, span
 
 pytestmark = pytest.mark.django_db
 
@@ -180,6 +180,36 @@ def test_a_wrong_key_is_401(client):
 
     assert response.status_code == 401
     assert nothing_written()
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Api-Key AAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", "Api-Key not-a-key", "Bearer x"],
+    ids=["none", "unknown-key", "malformed-key", "another-scheme"],
+)
+@pytest.mark.parametrize("content_type", [PROTOBUF, JSON], ids=["protobuf", "json"])
+def test_a_401_says_the_scheme_in_www_authenticate_as_the_api_does(
+    client, authorization, content_type
+):
+    headers = {"HTTP_AUTHORIZATION": authorization} if authorization else {}
+    body = a_run()
+    if content_type == JSON:
+        body = json.dumps(otlp_json(body)).encode()
+
+    response = post(client, body, key=None, content_type=content_type, **headers)
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Api-Key"
+    assert response["Content-Type"].startswith(content_type)
+    assert status_of(response).code == 16  # UNAUTHENTICATED
+    assert nothing_written()
+
+
+def test_a_refusal_other_than_401_says_no_www_authenticate(client, make_client):
+    response = post(client, a_run(), key=make_client("frontend").raw_key)
+
+    assert response.status_code == 403
+    assert "WWW-Authenticate" not in response
 
 
 def test_a_key_without_ingest_scope_is_403(client, make_client):

@@ -73,3 +73,32 @@ def test_spans_refused_for_their_ids_are_named_and_counted_in_one_line(client, k
         assert span_id in message
     assert "nameless id" in message
     assert "没有有效的 span id" in message
+
+
+def test_the_different_hints_one_span_had_ignored_are_listed_with_no_count(client, key):
+    trace, root, tool = new_trace_id(), new_span_id(), new_span_id()
+    hints = {
+        "diagnosis.tool.kind": "weird",
+        "diagnosis.hit_count": "lots",
+        "diagnosis.match_level": "L9",
+    }
+    spans = [
+        span("invoke_agent", trace_id=trace, span_id=root, attributes={"session.id": "s"}),
+        span(
+            "execute_tool kb",
+            trace_id=trace,
+            span_id=tool,
+            parent=root,
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "kb", **hints},
+        ),
+    ]
+
+    response = post(client, export(*spans), key=key)
+
+    partial = response_of(response).partial_success
+    assert partial.rejected_spans == 0
+    message = partial.error_message
+    assert message.count(tool.hex()) == 1
+    for attribute in hints:
+        assert message.count(f"忽略 {attribute}") == 1
+    assert "(x" not in message
