@@ -4,6 +4,7 @@ Charts are inline SVG laid out here and drawn by the template: no script, no CDN
 """
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
@@ -11,6 +12,7 @@ from django.db.models import Model
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
@@ -30,6 +32,7 @@ from feedback.selectors import (
 )
 
 # Feedback kinds in the order they are stacked and drawn, with their CSS classes.
+INDEX_LATE = timedelta(minutes=1)
 SERIES = (
     ("useful", "useful"),
     ("not_useful", "not-useful"),
@@ -213,7 +216,7 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
     overview = feedback_overview(days=days)
     structuring = case_structuring_accuracy()
     labels = _series_labels()
-    case_search = case_index_status()
+    case_search = case_index_status(waiting=True)
     context = {
         **admin.site.each_context(request),
         "title": _("Overview"),
@@ -246,6 +249,10 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
         # when it meant GENERAL only (caselibrary/admin/filters.py StillGeneralFilter).
         "awaiting_curation_url": _changelist("caselibrary_caselibrary", still_general="yes"),
         "case_search": case_search,
+        # A change waits a few seconds for a running worker's indexer: one waiting a
+        # minute says no worker indexes (or a rebuild is queued behind a long one).
+        "index_waiting": case_search.requested_at is not None
+        and case_search.requested_at < timezone.now() - INDEX_LATE,
         "stale_cases_url": _changelist("caselibrary_caselibrary", reuse="stale"),
         "structuring": structuring,
         "structuring_category_rate": _percent(structuring.category_rate),

@@ -208,9 +208,9 @@ def test_the_numbers_are_cached_briefly(admin_client, month, django_assert_num_q
     admin_client.get(URL)
     DiagnosisSessionFactory(useful=True)
 
-    # Django's session and user, and the case-search state row (one primary-key read):
-    # the numbers come from the cache.
-    with django_assert_num_queries(3):
+    # Django's session and user, the case-search state row (one primary-key read) and the
+    # oldest change waiting for the indexer: the numbers come from the cache.
+    with django_assert_num_queries(4):
         response = admin_client.get(URL)
 
     assert response.context["overview"].sessions == 7
@@ -224,8 +224,8 @@ def test_the_numbers_take_a_fixed_number_of_queries(
 
     # Session and user; counts per day; running; a score sample per kind of feedback;
     # cases awaiting curation; bad cases and resolved reviews; the structuring's accuracy;
-    # the case-search state row.
-    with django_assert_num_queries(12):
+    # the case-search state row and the oldest change waiting for the indexer.
+    with django_assert_num_queries(13):
         admin_client.get(URL, {"days": 90})
 
 

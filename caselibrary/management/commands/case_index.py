@@ -7,8 +7,11 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
-from caselibrary.selectors import case_index_status, cases_waiting
-from caselibrary.services.index import case_index_build, case_indexer_running
+from caselibrary.embedding import EMBEDDING_MODEL
+from caselibrary.management.commands.reindex_cases import backend_down
+from caselibrary.search_backends.base import BackendUnavailable
+from caselibrary.selectors import CaseIndexStatus, case_index_status, cases_waiting
+from caselibrary.services.index import case_index_build, case_indexer_running, cases_by_model
 from diagnosis.management.commands._base import ServiceCommand
 
 # A change is indexed within seconds while a worker runs.
@@ -39,6 +42,8 @@ class Command(ServiceCommand):
                 cases = case_index_build()
             except ValidationError as error:
                 raise CommandError("; ".join(error.messages)) from None
+            except BackendUnavailable as error:
+                raise CommandError(backend_down(error)) from None
             self.stdout.write(f"Indexed {cases} changed case(s).")
             self._tell_waiting(since=started, what="Not indexed")
             return
@@ -46,16 +51,33 @@ class Command(ServiceCommand):
         if status.loaded_version is None:
             self.stdout.write("Nothing is indexed yet: start the worker, or run with --build.")
         else:
-            self.stdout.write(
-                f"{status.loaded_cases} cases indexed with {status.loaded_version}"
-                + (f", last at {status.built_at:%Y-%m-%d %H:%M:%S}." if status.built_at else ".")
-            )
+            self._tell_models(status)
         if status.requested_at:
             self.stdout.write(
                 f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S})."
             )
             since = timezone.now() - STUCK_AFTER
             self._tell_waiting(since=since, what="Waiting for over 5 minutes")
+
+    def _tell_models(self, status: CaseIndexStatus) -> None:
+        """The cases indexed with each embedding model: one, or two half-way through a
+        re-index (the state row's count is of every case, whatever its model)."""
+        models = cases_by_model() or {status.loaded_version: status.loaded_cases}
+        last = f", last at {status.built_at:%Y-%m-%d %H:%M:%S}." if status.built_at else "."
+        if len(models) == 1:
+            [(model, cases)] = models.items()
+            self.stdout.write(f"{cases} cases indexed with {model}{last}")
+            return
+        total = sum(models.values())
+        each = ", ".join(f"{cases} with {model}" for model, cases in models.items())
+        self.stdout.write(f"{total} cases indexed: {each}{last}")
+        done = models.get(EMBEDDING_MODEL, 0)
+        if status.requested_at:
+            self.stdout.write(f"Re-indexing with {EMBEDDING_MODEL}: {done} of {total} cases done.")
+        else:
+            self.stdout.write(
+                f"Run reindex_cases to re-index the other {total - done} with {EMBEDDING_MODEL}."
+            )
 
     def _tell_waiting(self, *, since: Any, what: str) -> None:
         """The cases still marked since before `since`: a case the indexer cannot index

@@ -10,13 +10,17 @@ from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
 from caselibrary.embedding import EMBEDDING_MODEL
+from caselibrary.search_backends.base import BackendUnavailable
 from caselibrary.services.index import (
     case_index_drain,
     case_indexer_running,
     case_passages_of_other_models,
     cases_mark_for_reindex,
 )
-from diagnosis.management.commands._base import ServiceCommand
+from diagnosis.management.commands._base import ServiceCommand, first_line
+
+# The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell gives it.
+STOPPED_STATUS = 130
 
 
 class Command(ServiceCommand):
@@ -32,7 +36,18 @@ class Command(ServiceCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        marked = cases_mark_for_reindex(everything=options["all"])
+        try:
+            self._reindex(everything=options["all"])
+        except KeyboardInterrupt:
+            # Ctrl-C: the cases not done yet stay marked, and a next run goes on with them.
+            self.stderr.write(
+                "Stopped. The cases not re-indexed yet stay marked: run reindex_cases again "
+                "and it goes on where it stopped."
+            )
+            raise SystemExit(STOPPED_STATUS) from None
+
+    def _reindex(self, *, everything: bool) -> None:
+        marked = cases_mark_for_reindex(everything=everything)
         if case_indexer_running():
             self.stdout.write(
                 f"The running worker's indexer is indexing the {marked} marked cases; "
@@ -49,6 +64,8 @@ class Command(ServiceCommand):
                 cases = case_index_drain(progress=show)
             except ValidationError as error:
                 raise CommandError("; ".join(error.messages)) from None
+            except BackendUnavailable as error:
+                raise CommandError(backend_down(error)) from None
         stale = case_passages_of_other_models()
         if stale:
             raise CommandError(
@@ -57,3 +74,12 @@ class Command(ServiceCommand):
                 "Stop the workers of the other version and run reindex_cases again."
             )
         self.stdout.write(f"Re-indexed {cases} case(s) ({marked} marked).")
+
+
+def backend_down(error: BackendUnavailable) -> str:
+    """The line a run the search backend failed ends with (its message names the server
+    and the call, never a credential); the cases it did not index stay marked."""
+    return (
+        f"{first_line(error)}. The cases not indexed stay marked: run this again once the "
+        "search backend answers."
+    )
