@@ -5,7 +5,11 @@ of config/settings.py, which takes them all with a `*` import.
 """
 
 from config.env import env_bool, env_choice, env_float, env_int, env_str, require
-from config.settings_rules import milvus_uri_problem
+from config.settings_rules import (
+    milvus_collection_problem,
+    milvus_uri_problem,
+    readable_file_problem,
+)
 
 # Which engine stores the case library's passages: "database" (this database: BM25 by
 # SQLite FTS5, or on MariaDB/MySQL by a term index in memory; vectors searched in memory)
@@ -72,5 +76,13 @@ MILVUS_COLLECTION = env_str("MILVUS_COLLECTION", "case_passages")
 MILVUS_CA_CERT = env_str("MILVUS_CA_CERT")
 # Seconds any one call may take before the search answers without the index.
 MILVUS_TIMEOUT = env_float("MILVUS_TIMEOUT", 5.0, minimum=0.1)
+# Once a call has timed out or found the server unreachable, a process's calls fail at once
+# (searches answer without the index) for this many seconds before one tries it again.
+MILVUS_RETRY_SECONDS = env_float("MILVUS_RETRY_SECONDS", 5.0, minimum=0)
 # HNSW's search breadth (ef): higher finds the true nearest passages more often, slower.
 MILVUS_SEARCH_EF = env_int("MILVUS_SEARCH_EF", 64, minimum=1)
+if CASE_SEARCH_BACKEND == "milvus":
+    # A typo in either would leave the node degraded for as long as it runs.
+    require("MILVUS_COLLECTION", milvus_collection_problem("MILVUS_COLLECTION", MILVUS_COLLECTION))
+    if MILVUS_CA_CERT:
+        require("MILVUS_CA_CERT", readable_file_problem("MILVUS_CA_CERT", MILVUS_CA_CERT))

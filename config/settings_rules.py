@@ -7,6 +7,7 @@ the same wherever it is found. Each takes plain values and returns what is wrong
 line someone reads, or None: no Django, no settings, no state.
 """
 
+import os
 import re
 from collections.abc import Sequence
 from urllib.parse import parse_qs, urlsplit
@@ -138,6 +139,32 @@ def absolute_path_problem(name: str, path: str) -> str | None:
     return (
         f"{name} must be an absolute path, got {shown(path)}: a relative one names a "
         "different directory for each working directory"
+    )
+
+
+def readable_file_problem(name: str, path: str) -> str | None:
+    """A file the service reads when it first needs it (a CA certificate): missing, it
+    would fail every call then, on a node that started as if nothing were wrong."""
+    if os.path.isfile(path) and os.access(path, os.R_OK):
+        return None
+    why = "no such file" if not os.path.exists(path) else "not a readable file"
+    return f"{name} must be a readable file, got {shown(path)} ({why})"
+
+
+# Milvus's names of collections: letters, digits and underscores, from a letter or an
+# underscore, 255 characters at most; the service adds "_" and eight hex digits (the tag
+# of the embedding model) to MILVUS_COLLECTION.
+MILVUS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+MILVUS_COLLECTION_MAX_LENGTH = 255 - 9
+
+
+def milvus_collection_problem(name: str, value: str) -> str | None:
+    """A name the server refuses would leave every search and every indexer pass failing."""
+    if MILVUS_NAME.fullmatch(value) and len(value) <= MILVUS_COLLECTION_MAX_LENGTH:
+        return None
+    return (
+        f"{name} must be letters, digits and underscores, starting with a letter or an "
+        f"underscore, at most {MILVUS_COLLECTION_MAX_LENGTH} characters, got {shown(value)}"
     )
 
 
