@@ -39,6 +39,7 @@ from caselibrary.embedding import EMBEDDING_MODEL
 from caselibrary.search_backends import milvus_collection as collection
 from caselibrary.search_backends.base import BackendUnavailable as _Unavailable
 from caselibrary.search_backends.base import IndexedPassage, collection_lost
+from caselibrary.search_backends.milvus_breaker import Breaker, unreached
 from caselibrary.search_backends.milvus_collection import engine_terms, index_tag
 from caselibrary.search_backends.milvus_errors import raised_by_client, redacted, server_address
 
@@ -91,6 +92,7 @@ class MilvusBackend:
         token: str | None = None,
         collection: str | None = None,
         timeout: float | None = None,
+        retry_seconds: float | None = None,
     ) -> None:
         self.uri = uri if uri is not None else settings.MILVUS_URI
         self._token = token if token is not None else settings.MILVUS_TOKEN
@@ -104,6 +106,10 @@ class MilvusBackend:
         self._lock = threading.Lock()
         # Why the last call failed (redacted), None once one succeeds: /readyz reads it.
         self.failure: str | None = None
+        # While the server is unavailable, calls fail at once for a while (milvus_breaker).
+        self._breaker = Breaker(
+            retry_seconds if retry_seconds is not None else settings.MILVUS_RETRY_SECONDS
+        )
 
     def __repr__(self) -> str:  # the token stays out of every log line and traceback
         return f"<MilvusBackend {self._where} collection={self.collection}>"
@@ -374,10 +380,14 @@ class MilvusBackend:
             # with the whole URI when it cannot read it (a value the settings did not judge:
             # another search backend was configured when they were read).
             raise self._failed(f"the Milvus client cannot be imported: {_said(exc)}", exc) from None
+        refusal = self._breaker.refusal()
+        if refusal is not None:  # the server failed a call a moment ago: not called again yet
+            raise BackendUnavailable(refusal)
         try:
             yield
         except BackendUnavailable as exc:
             self.failure = str(exc)
+            self._breaker.answered()  # IndexStale: the server answered
             raise
         except Exception as exc:
             # Whatever the client raises fails the call (a refused request, a ValueError of
@@ -386,9 +396,16 @@ class MilvusBackend:
             if not (isinstance(exc, client_error) or raised_by_client(exc)):
                 raise
             error = self._failed(f"Milvus at {self._where} failed the {what}: {_said(exc)}", exc)
+            if unreached(exc):
+                self._breaker.unreachable(str(error))
+            else:
+                self._breaker.answered()
             raise error from error.__cause__
         else:
             self.failure = None
+            self._breaker.answered()
+        finally:
+            self._breaker.released()
 
     def _failed(self, message: str, exc: Exception) -> BackendUnavailable:
         """The error to raise for `exc`, noted as this backend's failure. The next call
