@@ -27,6 +27,7 @@ from caselibrary.search_backends.milvus import BackendUnavailable, MilvusBackend
 from caselibrary.search_text import search_terms
 from tests.milvus_server import milvus_lite_server
 from tests.processes import free_port, wait_for
+from tests.test_milvus_client_errors import indexed_case
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -208,8 +209,6 @@ def test_searches_while_the_server_hangs_answer_degraded_and_then_whole_again(
     server: Server, api, settings, monkeypatch
 ) -> None:
     from caselibrary.search_backends import base
-    from caselibrary.services.cases import case_create_manual
-    from caselibrary.services.index_pass import case_index_pending
 
     settings.CASE_SEARCH_BACKEND = "milvus"
     settings.MILVUS_URI = server.uri
@@ -217,15 +216,7 @@ def test_searches_while_the_server_hangs_answer_degraded_and_then_whole_again(
     settings.MILVUS_TIMEOUT = TIMEOUT
     settings.MILVUS_RETRY_SECONDS = 3
     monkeypatch.setattr(base, "_instances", {})
-    case = case_create_manual(
-        created_by="ops.curator",
-        title="订单库锁等待超时",
-        root_cause="长事务持有行锁",
-        solution="杀掉长事务，拆小批量更新",
-        fault_category="DATABASE",
-        error_code="ERROR 1205",
-    )
-    case_index_pending()
+    case = indexed_case()
     question = {"query": "下单报错 ERROR 1205 锁等待超时"}
     assert api.post("/api/cases/search", question, format="json").json()["degraded"] is False
 
