@@ -38,3 +38,12 @@ def test_a_visitor_not_signed_in_gets_the_same_page(client, settings) -> None:
 
     assert response.status_code == 404
     assert "Page not found" in response.content.decode()
+
+
+def test_an_address_without_a_page_sets_no_csrf_cookie(client, settings) -> None:
+    # A browser asks for /favicon.ico beside every page: a cookie set there would renew
+    # the token under a form the console refused for its expired one.
+    response = client.get("/favicon.ico")
+
+    assert response.status_code == 404
+    assert settings.CSRF_COOKIE_NAME not in response.cookies
