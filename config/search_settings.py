@@ -63,11 +63,6 @@ CASE_STALE_MIN_RATED = env_int("CASE_STALE_MIN_RATED", 5, minimum=1)
 # The server: http://host:19530 (https:// for TLS), and its token ("user:password" or an
 # API key). The token is a secret: never logged, never shown.
 MILVUS_URI = env_str("MILVUS_URI", "http://127.0.0.1:19530")
-if CASE_SEARCH_BACKEND == "milvus":
-    # Judged here, before anything imports pymilvus: the client reads MILVUS_URI from the
-    # environment itself on import, and fails every search with the whole URI, password
-    # included, in its error when it cannot read it.
-    require("MILVUS_URI", milvus_uri_problem("MILVUS_URI", MILVUS_URI))
 MILVUS_TOKEN = env_str("MILVUS_TOKEN")
 # The database on the server ("" = its default database) and the collection of passages.
 MILVUS_DB_NAME = env_str("MILVUS_DB_NAME")
@@ -82,7 +77,11 @@ MILVUS_RETRY_SECONDS = env_float("MILVUS_RETRY_SECONDS", 5.0, minimum=0)
 # HNSW's search breadth (ef): higher finds the true nearest passages more often, slower.
 MILVUS_SEARCH_EF = env_int("MILVUS_SEARCH_EF", 64, minimum=1)
 if CASE_SEARCH_BACKEND == "milvus":
-    # A typo in either would leave the node degraded for as long as it runs.
+    # Judged here, before anything imports pymilvus: the client reads MILVUS_URI from the
+    # environment itself on import, and fails every search with the whole URI, password
+    # included, in its error when it cannot read it. A typo in the collection's name or
+    # the certificate's path would leave the node degraded for as long as it runs.
+    require("MILVUS_URI", milvus_uri_problem("MILVUS_URI", MILVUS_URI))
     require("MILVUS_COLLECTION", milvus_collection_problem("MILVUS_COLLECTION", MILVUS_COLLECTION))
     if MILVUS_CA_CERT:
         require("MILVUS_CA_CERT", readable_file_problem("MILVUS_CA_CERT", MILVUS_CA_CERT))
