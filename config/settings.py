@@ -5,6 +5,7 @@ Everything that differs between a laptop and production comes from the environme
 django-q2 ORM broker, DEBUG off unless asked for.
 """
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -176,11 +177,18 @@ SILENCED_SYSTEM_CHECKS = [
 # --- Cache ------------------------------------------------------------------
 
 REDIS_URL = env_redis_url("REDIS_URL")
+# The queue's name (below) is one per environment (docs/operations.md): with the
+# database's name it keeps the cache of one environment (cached API keys, rate-limit
+# counters, login lockouts) apart from another's on a shared Redis database.
+_QUEUE_NAME = env_str("Q_CLUSTER_NAME", "diagnosis")
+# Digested: a SQLite path may hold spaces, which Django warns of in a cache key.
+_DATABASE_DIGEST = hashlib.sha256(str(_database["NAME"]).encode()).hexdigest()[:12]
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "config.cache_backend.RedisCache",
             "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"{_QUEUE_NAME}:{_DATABASE_DIGEST}",
             # A Redis that hangs: a 503 in 5 s (a ?socket_timeout= in REDIS_URL wins), then
             # at once for 5 s (config/cache_backend.py).
             "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},
@@ -308,7 +316,7 @@ SPECTACULAR_SETTINGS = {
 
 Q_REDIS_URL = env_redis_url("Q_REDIS_URL")
 Q_CLUSTER = {
-    "name": env_str("Q_CLUSTER_NAME", "diagnosis"),
+    "name": _QUEUE_NAME,
     "workers": env_int("Q_WORKERS", 2, minimum=1),
     "recycle": 500,
     # Killed after `timeout` seconds; delivered again unless acknowledged within `retry`.
