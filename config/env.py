@@ -30,6 +30,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.settings_rules import (
     REDIS_SCHEMES,
     absolute_path_problem,
+    lock_wait_problem,
     openai_setting_problem,
     opinion_calls_problem,
     range_problem,
@@ -406,6 +407,14 @@ def env_metrics_dir(name: str) -> str:
 
 def require_task_timeout_below_retry(*, timeout: int, retry: int) -> None:
     require("Q_TIMEOUT", task_timeout_problem(timeout=timeout, retry=retry), depends_on=["Q_RETRY"])
+
+
+def require_lock_wait_below_read_timeout(*, lock_wait: int, read_timeout: int) -> None:
+    require(
+        "DB_LOCK_WAIT_TIMEOUT",
+        lock_wait_problem(lock_wait=lock_wait, read_timeout=read_timeout),
+        depends_on=["DB_READ_TIMEOUT"],
+    )
 
 
 def require_openai_opinions(base_url: str, model: str) -> None:

@@ -146,17 +146,35 @@ def outage_kind(exception: BaseException) -> str | None:
     return None
 
 
+# MariaDB/MySQL's lock wait timeout and deadlock; SQLite's busy timeout says "locked".
+_LOCK_ERRORS = {1205, 1213}
+
+
+def _is_lock_wait(exception: BaseException) -> bool:
+    """Whether `exception` (a database outage by outage_kind) is a statement that gave up
+    waiting for a lock, on a database that answers."""
+    if not isinstance(exception, OperationalError):
+        return False
+    code = exception.args[0] if exception.args else None
+    return code in _LOCK_ERRORS or "database is locked" in str(exception)
+
+
 def outage_answered(request: HttpRequest, what: str, exception: BaseException) -> None:
     """Log that `request` is answered 503 because the `what` ("database", "cache") cannot
     be reached, once a minute per process (_OutageLog), and mark the request so that
     Django's own "Service Unavailable" line for it, which says nothing more, is dropped
     (config.logging.AnsweredOutageFilter). A broken database connection is dropped, so
-    the next request reconnects."""
+    the next request reconnects. A lock wait is no outage: the database answered that a
+    row another transaction held was waited for until DB_LOCK_WAIT_TIMEOUT (or that a
+    deadlock was broken), and the client may retry; it is logged as such, each time."""
+    request.outage = what  # type: ignore[attr-defined]
+    if _is_lock_wait(exception):
+        logger.warning("database lock wait: %s", _describe(exception))
+        return
     if what == "database":
         _close_broken_connections()
     # redis-py's message names the host and port, never the URL's password.
     _outage_log.failed(what, _describe(exception))
-    request.outage = what  # type: ignore[attr-defined]
 
 
 class _Answered:

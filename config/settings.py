@@ -34,6 +34,7 @@ from config.env import (
     problem,
     raise_problems,
     refused,
+    require_lock_wait_below_read_timeout,
     require_openai_opinions,
     require_opinion_calls_within_task,
     require_task_timeout_below_retry,
@@ -150,16 +151,22 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
     # a file handle in idle threads of the development server.
     _database["CONN_MAX_AGE"] = 0
 elif _database["ENGINE"] == "django.db.backends.mysql":
+    _read_timeout = env_int("DB_READ_TIMEOUT", 30, minimum=1)
+    # A row another transaction holds is waited for this long, then the request answers
+    # 503 (a lock wait): within the read timeout, which would end the wait as an outage.
+    _lock_wait = env_int("DB_LOCK_WAIT_TIMEOUT", 20, minimum=1)
+    require_lock_wait_below_read_timeout(lock_wait=_lock_wait, read_timeout=_read_timeout)
     _database["OPTIONS"] = {
         "charset": "utf8mb4",
         "init_command": (
             "SET sql_mode='STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-            "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
+            "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', "
+            f"innodb_lock_wait_timeout={_lock_wait}"
         ),
         "isolation_level": "read committed",
         # Bounded waits: a stalled server is a 503 the API answers, never a hung request.
         "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5, minimum=1),
-        "read_timeout": env_int("DB_READ_TIMEOUT", 30, minimum=1),
+        "read_timeout": _read_timeout,
         "write_timeout": env_int("DB_WRITE_TIMEOUT", 30, minimum=1),
     }
     _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}

@@ -227,6 +227,18 @@ def task_timeout_problem(*, timeout: int | None, retry: int | None) -> str | Non
     )
 
 
+def lock_wait_problem(*, lock_wait: int | None, read_timeout: int | None) -> str | None:
+    """A statement waiting for a row lock gives up (an error the request answers 503) after
+    DB_LOCK_WAIT_TIMEOUT; the connection's read timeout must not end the wait first, as if
+    the database were down."""
+    if lock_wait is None or read_timeout is None or lock_wait < read_timeout:
+        return None
+    return (
+        f"DB_LOCK_WAIT_TIMEOUT ({lock_wait}) must be lower than DB_READ_TIMEOUT ({read_timeout}): "
+        "a request waiting for a lock would be cut off as if the database were down"
+    )
+
+
 def openai_setting_problem(name: str, value: str) -> str | None:
     """The openai opinion provider needs an endpoint (OPINION_BASE_URL) and a model
     (OPINION_MODEL); without them the client would fall back to defaults of its own."""
