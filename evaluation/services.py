@@ -56,9 +56,15 @@ _RULE_PART_KEEPING_OPINION = (
 STORED_RULE_PART = f"JSON_REMOVE(self_evaluation, {_OPINION_PATH})"
 
 
+def _json(value: object, **options: object) -> str:
+    """JSON text as stored: characters as themselves, not escape sequences, so a score reads
+    (and is found by LIKE) as written on MariaDB, whose JSON is text."""
+    return json.dumps(value, ensure_ascii=False, **options)
+
+
 def _rule_texts(result: Evaluation) -> tuple[str, str]:
     """The rule part as JSON text in the two forms a database gives it back."""
-    return json.dumps(result), json.dumps(result, separators=(",", ":"))
+    return _json(result), _json(result, separators=(",", ":"))
 
 
 def _write_rule_part(result: Evaluation, where: str, params: Sequence[object]) -> int:
@@ -66,7 +72,7 @@ def _write_rule_part(result: Evaluation, where: str, params: Sequence[object]) -
 
     `where` is one of this module's constants, never input.
     """
-    text = json.dumps(result)
+    text = _json(result)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     sql = (
         f"UPDATE diagnosis_session SET self_evaluation = {_RULE_PART_KEEPING_OPINION}, "
@@ -294,7 +300,7 @@ def session_opinion_form(*, session_id: str, replace: bool = False) -> Opinion |
         return None
     opinion = _form(opinion_provider(), subject)
     sql = _SET_OPINION.format(value="%s", where="= %s")
-    params: list[object] = [json.dumps(opinion), session_id]
+    params: list[object] = [_json(opinion), session_id]
     if not replace:
         # Another delivery may have written one meanwhile: the first one stays.
         sql += f" AND {_STORED_OPINION} IS NULL"
@@ -328,7 +334,7 @@ def sessions_opinion_form(
     failed = 0
     for sid, subject in subjects.items():
         try:
-            opinions[sid] = json.dumps(_form(provider, subject))
+            opinions[sid] = _json(_form(provider, subject))
         except OpinionBudgetExhausted:
             failed += len(subjects) - len(opinions) - failed
             logger.warning("opinion budget spent; the remaining sessions keep no new opinion")
