@@ -7,7 +7,7 @@ class EvaluationConfig(AppConfig):
     verbose_name = _("Evidence scoring")
 
     def ready(self) -> None:
-        from config import database_checks  # noqa: F401 (registers the checks migrate runs)
+        from config import database_checks, index_checks  # noqa: F401 (the checks migrate runs)
         from config.metrics_scrape import SCRAPE_COLLECTORS
         from evaluation import checks  # noqa: F401 (registers the checks)
         from evaluation.health import HeartbeatCollector

@@ -1,0 +1,119 @@
+"""A system check that the service's tables have the keys and indexes their models declare.
+
+`migrate --fake-initial`, which takes over the original system's database
+(docs/operations.md, "Adopting the original system's MySQL database"), records the initial
+migrations as applied because their tables exist: the indexes those migrations would have
+made are not made. Without them the admin's filters and lists read whole tables, and a
+missing unique key lets a retried request store a row twice. This check names each one the
+database lacks, with the statement that creates it.
+
+Registered with the `database` tag: `migrate` runs it on the database it migrates (a
+table not made yet is skipped: the migration makes it with its indexes), and so does
+`check --database default`. An index of other columns (the original's own) counts when it
+begins with the declared columns; a key counts when it holds the same columns.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.apps import apps
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.db import connections, models
+
+# The apps whose tables the service declares (not Django's, nor django-q2's).
+SERVICE_APPS = ("diagnosis", "caselibrary", "feedback", "evaluation")
+
+
+@register(Tags.database)
+def declared_indexes_present(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    problems: list[CheckMessage] = []
+    for alias in databases or ():
+        connection = connections[alias]
+        with connection.cursor() as cursor:
+            tables = set(connection.introspection.table_names(cursor))
+            for model in _service_models():
+                table = model._meta.db_table
+                if table not in tables:
+                    continue
+                present = connection.introspection.get_constraints(cursor, table).values()
+                for wanted in _declared(model):
+                    if not _covered(wanted, model, present):
+                        problems.append(_missing(connection, model, wanted))
+    return problems
+
+
+def _service_models() -> Iterator[type[models.Model]]:
+    for label in SERVICE_APPS:
+        for model in apps.get_app_config(label).get_models():
+            if model._meta.managed and not model._meta.proxy:
+                yield model
+
+
+def _declared(model: type[models.Model]) -> Iterator[models.Index | models.UniqueConstraint]:
+    """Every index and unique key of the model, a field's own as one of the Meta's."""
+    table = model._meta.db_table
+    for field in model._meta.local_fields:
+        if field.primary_key or not field.column:
+            continue
+        if field.unique:
+            yield models.UniqueConstraint(fields=[field.name], name=f"{table}_{field.column}_uniq")
+        elif field.db_index:
+            yield models.Index(fields=[field.name], name=f"{table}_{field.column}_idx")
+    for index in model._meta.indexes:
+        if index.fields and not index.condition:
+            yield index
+    for constraint in model._meta.constraints:
+        unique = isinstance(constraint, models.UniqueConstraint)
+        if unique and constraint.fields and constraint.condition is None:
+            yield constraint
+
+
+def _columns(model: type[models.Model], wanted: models.Index | models.UniqueConstraint) -> list:
+    return [model._meta.get_field(name.lstrip("-")).column for name in wanted.fields]
+
+
+def _covered(
+    wanted: models.Index | models.UniqueConstraint,
+    model: type[models.Model],
+    present: Any,
+) -> bool:
+    columns = _columns(model, wanted)
+    if isinstance(wanted, models.UniqueConstraint):
+        return any(
+            (found["unique"] or found["primary_key"]) and set(found["columns"]) == set(columns)
+            for found in present
+        )
+    return any(
+        (found["index"] or found["unique"] or found["primary_key"])
+        and list(found["columns"][: len(columns)]) == columns
+        for found in present
+    )
+
+
+def _missing(
+    connection: Any, model: type[models.Model], wanted: models.Index | models.UniqueConstraint
+) -> CheckMessage:
+    with connection.schema_editor(collect_sql=True, atomic=False) as editor:
+        if isinstance(wanted, models.UniqueConstraint):
+            editor.add_constraint(model, wanted)
+        else:
+            editor.add_index(model, wanted)
+    statement = " ".join(editor.collected_sql)
+    table, columns = model._meta.db_table, ", ".join(_columns(model, wanted))
+    if isinstance(wanted, models.UniqueConstraint):
+        return Error(
+            f"{table} has no unique key on ({columns}): a retried request could store its "
+            "row twice",
+            hint=f"Remove the duplicate rows if any, then: {statement}",
+            obj=model,
+            id="database.E005",
+        )
+    return Warning(
+        f"{table} has no index on ({columns}): the lists and lookups that use it read the "
+        "whole table",
+        hint=statement,
+        obj=model,
+        id="database.W003",
+    )
