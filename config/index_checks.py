@@ -7,10 +7,12 @@ made are not made. Without them the admin's filters and lists read whole tables,
 missing unique key lets a retried request store a row twice. This check names each one the
 database lacks, with the statement that creates it.
 
-Registered with the `database` tag: `migrate` runs it on the database it migrates (a
-table not made yet is skipped: the migration makes it with its indexes), and so does
-`check --database default`. An index of other columns (the original's own) counts when it
-begins with the declared columns; a key counts when it holds the same columns.
+Registered with the `database` tag: `migrate` runs it on the database it migrates, and so
+does `check --database default`. While a migration of the service's apps is not applied
+yet, nothing is judged: it may be the one that makes a table or an index (an upgrade's
+`migrate` must not be stopped by what it is about to create). An index of other columns
+(the original's own) counts when it begins with the declared columns; a key counts when it
+holds the same columns.
 """
 
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ from typing import Any
 from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db import connections, models
+from django.db.migrations.executor import MigrationExecutor
 
 # The apps whose tables the service declares (not Django's, nor django-q2's).
 SERVICE_APPS = ("diagnosis", "caselibrary", "feedback", "evaluation")
@@ -31,6 +34,8 @@ def declared_indexes_present(
     problems: list[CheckMessage] = []
     for alias in databases or ():
         connection = connections[alias]
+        if _migrations_pending(connection):
+            continue
         with connection.cursor() as cursor:
             tables = set(connection.introspection.table_names(cursor))
             for model in _service_models():
@@ -42,6 +47,12 @@ def declared_indexes_present(
                     if not _covered(wanted, model, present):
                         problems.append(_missing(connection, model, wanted))
     return problems
+
+
+def _migrations_pending(connection: Any) -> bool:
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    return any(migration.app_label in SERVICE_APPS for migration, _ in plan)
 
 
 def _service_models() -> Iterator[type[models.Model]]:
