@@ -24,7 +24,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from config import metrics
-from config.queue import enqueue_on_commit
 from diagnosis.models import DiagnosisSession, SessionStatus, Span, SpanRole
 from diagnosis.otlp_mapping import (
     ANSWERED_BY_TRACE_ATTRIBUTE,
@@ -34,7 +33,7 @@ from diagnosis.otlp_mapping import (
     root_span_id,
 )
 from diagnosis.otlp_messages import answer_of
-from diagnosis.services import SCORING_GROUP, SCORING_TASK
+from diagnosis.otlp_rescore import scored_again, scored_on_completion
 
 Root = SpanRecord | Span
 
@@ -131,16 +130,17 @@ def completions_settled(traces: Collection[str]) -> set[str]:
             continue
         if session.status == SessionStatus.RUNNING:
             session.save(update_fields=[*completion_set(session, root), "updated_at"])
+            scored_on_completion(session)
         elif _answered_by(session, root) and (answer := _answer(session.session_id, root)):
             if answer == session.answer:
                 continue
             session.answer = answer
             session.save(update_fields=["answer", "updated_at"])
+            # A new answer: the opinion read the one before (diagnosis.otlp_rescore).
+            scored_again([session])
         else:
             continue
         settled.add(session.session_id)
-        if session.status == SessionStatus.SUCCESS:
-            enqueue_on_commit(SCORING_TASK, session.session_id, group=SCORING_GROUP)
     return settled
 
 

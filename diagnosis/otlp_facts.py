@@ -7,7 +7,9 @@ as well as they can be: a choice in another case ("l0", "RETRIEVAL"), a count se
 integral double (3.0) or as a string of digits. A hint that still makes no sense, or a
 match level on a call that has none (a failed or non-retrieval call), is ignored: the fact
 is derived as if it were absent, and the reason is returned to be told to the exporter.
-One wrongly typed attribute must not lose the call from the evidence.
+One wrongly typed attribute must not lose the call from the evidence; nor a clock that
+makes no sense (a span ending before it started, or lasting past the INT column's
+2147483647 ms): the call is stored without a duration, and the reason told alike.
 """
 
 import re
@@ -70,13 +72,28 @@ def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> ToolF
         "hitCount": hits,
         "query": record.arguments or None,
         "errorMessage": record.error_message or None,
-        "durationMs": record.duration_ms,
+        "durationMs": _duration(record, ignored),
     }
     if level is not None:
         body["matchLevel"] = level
     elif status == "SUCCESS" and kind == ToolKind.RETRIEVAL:
         body["matchLevel"] = _level(record, entry, hits)
     return ToolFacts(body, ignored)
+
+
+def _duration(record: SpanRecord, ignored: list[str]) -> int | None:
+    """The call's duration in ms: none (null, with why) when the span's clock makes no
+    sense, rather than a fact the REST validator refuses, which would lose the call."""
+    if record.ended_before_start:
+        ignored.append("结束时间早于开始时间（时钟有误？），未记录时长（durationMs 为空）")
+        return None
+    if record.duration_ms > INT_MAX:
+        ignored.append(
+            f"时长 {record.duration_ms} ms 超过上限 {INT_MAX} ms（约 24.8 天，时钟有误？），"
+            "未记录时长（durationMs 为空）"
+        )
+        return None
+    return record.duration_ms
 
 
 def hint_read(key: str, value: Any) -> str | int | None:

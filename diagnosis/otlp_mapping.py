@@ -25,6 +25,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import SpanFlags, Status
 from diagnosis.facts_rules import USER_ID_MAX_LENGTH
 from diagnosis.models import SpanRole
 from diagnosis.otlp_documents import documents_found, documents_text
+from diagnosis.otlp_handoffs import is_handoff
 from diagnosis.otlp_messages import answer_of, question_of
 from diagnosis.services import stored_text
 
@@ -100,6 +101,7 @@ class SpanRecord:
     # and match level; not stored. The body limit (OTLP_MAX_BODY_BYTES) bounds it.
     whole_result: str | None = None
     parent_is_remote: bool = False
+    ended_before_start: bool = False  # as sent: `ended_at` is then its start
 
     @property
     def is_root(self) -> bool:
@@ -188,6 +190,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         session_hint_unusable=_unusable_identifier(span, SESSION_ATTRIBUTES),
         user_id=_user_id(span),
         parent_is_remote=_parent_is_remote(span),
+        ended_before_start=ended < started,
     )
     if record.role == SpanRole.TOOL:
         record.tool_name = _tool_name(attributes, name)
@@ -258,7 +261,8 @@ def _redacted(text: str, redact: Callable[[str], str], max_chars: int) -> tuple[
 
 
 def _redacted_cut(text: str, redact: Callable[[str], str], max_chars: int) -> str:
-    return _redacted(text, redact, max_chars)[0]
+    """A span's name or error message as stored: without NUL, as an attribute's text."""
+    return _redacted(text.replace("\x00", ""), redact, max_chars)[0]
 
 
 def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
@@ -279,10 +283,11 @@ def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
 
 def _user_id(span: ProtoSpan) -> str | None:
     """Who asked, stored as the REST API stores a userId: the first of USER_ATTRIBUTES that
-    holds more than whitespace, as sent (see `_identifier`) less the whitespace around it
-    (stored_text), then its first 64 characters."""
+    holds more than whitespace, as sent (see `_identifier`) less its NUL characters (as
+    every text stored) and the whitespace around it (stored_text), then its first 64
+    characters."""
     for key in USER_ATTRIBUTES:
-        text = stored_text(_identifier(span, (key,)))
+        text = stored_text((_identifier(span, (key,)) or "").replace("\x00", ""))
         if text:
             return text[:USER_ID_MAX_LENGTH]
     return None
@@ -339,6 +344,8 @@ def _role(span: ProtoSpan, attributes: Mapping[str, Any]) -> str:
     spring_tool = "spring.ai.tool.definition.name" in attributes or (
         attributes.get("spring.ai.kind") == "tool_call"
     )
+    if is_handoff(span.name, attributes):
+        return SpanRole.OTHER  # no tool call (diagnosis.otlp_handoffs)
     if operation == "execute_tool" or openinference in ("TOOL", "RETRIEVER") or spring_tool:
         return SpanRole.TOOL
     if operation in _MODEL_OPERATIONS or openinference in ("LLM", "EMBEDDING"):

@@ -12,7 +12,8 @@ A trace whose root names its session (diagnosis.otlp_session_keys) may also have
 spans in a session a span below the root named (a sub-agent's own conversation id), when
 they came first: they move to the root's session too, with their tool facts. Such a
 provisional session that held this trace alone (running, no other trace's spans) moves
-whole, as a placeholder does, and goes; one holding other traces keeps them.
+whole, as a placeholder does, and goes; one holding other traces keeps them, and is
+scored again when tool facts left it (diagnosis.otlp_rescore).
 
 Two requests of one trace at once can each miss what the other has not committed yet:
 one stores spans under the trace id while the other, naming the session, looks for a
@@ -24,6 +25,7 @@ from collections.abc import Collection, Iterable
 
 from diagnosis.models import DiagnosisSession, SessionStatus, Span, ToolInvocation
 from diagnosis.otlp_mapping import ANSWERED_BY_TRACE_ATTRIBUTE
+from diagnosis.otlp_rescore import scored_again
 from diagnosis.otlp_session_keys import decided, stored_ranks
 
 
@@ -59,7 +61,7 @@ def placeholders_adopted(
         .filter(session_id__in={held_by for held_by, _ in moves})
         .order_by("id")
     }
-    adopted = set()
+    adopted, losing = set(), set()
     for held_by, trace in moves:
         holder = holders.get(held_by)
         if holder is None or holder.feedback is not None:
@@ -70,11 +72,18 @@ def placeholders_adopted(
             _creation_adopted(holder, sessions[session_id])
             if _completion_adopted(holder, sessions[session_id]) or moved:
                 adopted.add(session_id)
-        elif _trace_rows_moved(held_by, session_id, trace):
-            adopted.add(session_id)
+        else:
+            facts, spans = _trace_rows_moved(held_by, session_id, trace)
+            if facts or spans:
+                adopted.add(session_id)
+            if facts:
+                losing.add(held_by)
         if not _holds_anything(held_by):
             holder.delete()
             del holders[held_by]
+    # A session that gave up facts and stays (it holds other traces) is scored again too:
+    # its score and opinion counted them.
+    scored_again(holders[held_by] for held_by in losing if held_by in holders)
     return adopted
 
 
@@ -143,13 +152,13 @@ def _only_trace_in(holder: DiagnosisSession, trace: str) -> bool:
     return not Span.objects.filter(session_id=holder.session_id).exclude(trace_id=trace).exists()
 
 
-def _trace_rows_moved(held_by: str, session_id: str, trace: str) -> int:
+def _trace_rows_moved(held_by: str, session_id: str, trace: str) -> tuple[int, int]:
     """The spans of `trace` in `held_by` and the tool facts they made (a fact's id is its
-    span's) moved to the session."""
+    span's) moved to the session: how many facts, and how many spans."""
     spans = Span.objects.filter(session_id=held_by, trace_id=trace)
     span_ids = list(spans.values_list("span_id", flat=True))
     facts = ToolInvocation.objects.filter(session_id=held_by, invocation_id__in=span_ids)
-    return facts.update(session_id=session_id) + spans.update(session_id=session_id)
+    return facts.update(session_id=session_id), spans.update(session_id=session_id)
 
 
 def _holds_anything(session_id: str) -> bool:

@@ -4,11 +4,13 @@ One request is one transaction: every span it accepts is stored with its session
 facts, or nothing is. A span already stored (an exporter's retry; the key is trace id +
 span id) is skipped. Sessions follow their root span: SUCCESS when it ends OK or UNSET,
 FAILED when it ends in ERROR; scoring is enqueued after the commit as for REST sessions,
-and again when facts arrive for a session already scored (exporters may split a trace).
+and again, the opinion with it, when a session already scored gains or loses facts or
+gets a late answer (exporters may split a trace; diagnosis.otlp_rescore).
 
 What is stored otherwise than sent (a tool hint ignored, a session id no session can
 have, a tool span without a tool name) is stored all the same and told: in the answer's
-notes and in a warning naming the span. Only what cannot be stored is rejected.
+notes and in one warning for the request (how many, the first few). Only what cannot be
+stored is rejected.
 """
 
 import logging
@@ -21,7 +23,6 @@ from rest_framework import serializers
 
 from config import metrics
 from config.api import flatten_errors
-from config.queue import enqueue_on_commit
 from diagnosis.models import (
     DiagnosisSession,
     SessionStatus,
@@ -42,11 +43,10 @@ from diagnosis.otlp_mapping import SpanRecord
 from diagnosis.otlp_messages import question_of
 from diagnosis.otlp_placeholders import placeholders_adopted, placeholders_joined
 from diagnosis.otlp_races import RaceLost, retried
+from diagnosis.otlp_rescore import scored_again, scored_on_completion
 from diagnosis.otlp_session_keys import TraceSessions, trace_sessions
 from diagnosis.serializers import tool_invocation_checked
 from diagnosis.services import (
-    SCORING_GROUP,
-    SCORING_TASK,
     InvocationFacts,
     stored_facts,
     stored_text,
@@ -56,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 # What was read otherwise than sent, by the trace and span id of the span it is about.
 Notes = dict[tuple[str, str], list[str]]
+# How many of a request's notes its one log line shows (the answer lists them all).
+_NOTES_LOGGED = 5
 
 
 @dataclass(frozen=True)
@@ -134,24 +136,30 @@ def _split_traces_settled(traces: set[str], unsettled: set[str]) -> None:
         joined = placeholders_joined(traces)
         # A join may bring a session what the other request had unsettled.
         settled = completions_settled(traces if joined else unsettled)
-        for session_id in joined - settled:  # a session settled is scored already
-            session = DiagnosisSession.objects.get(session_id=session_id)
-            if session.status == SessionStatus.SUCCESS:
-                enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
+        # A session settled is scored already; placeholders_joined locked these.
+        scored_again(DiagnosisSession.objects.filter(session_id__in=joined - settled))
 
 
 def _told(stored: list[SpanRecord], notes: Notes) -> list[str]:
-    """The notes about the spans this request stored, each logged with its span: the
-    notes about a span rejected, or stored by an earlier request, are not told again."""
-    told = []
+    """The notes about the spans this request stored, logged in one WARNING for the
+    request (how many, the first few, the first span's ids): the notes about a span
+    rejected, or stored by an earlier request, are not told again."""
+    told, first = [], None
     for record in stored:
-        for note in notes.get((record.trace_id, record.span_id), ()):
-            logger.warning(
-                "span stored with a note: %s",
-                note,
-                extra={"trace_id": record.trace_id, "span_id": record.span_id},
-            )
-            told.append(note)
+        about = notes.get((record.trace_id, record.span_id), ())
+        if about and first is None:
+            first = record
+        told += about
+    if first is not None:
+        shown = "; ".join(told[:_NOTES_LOGGED])
+        more = f"; and {len(told) - _NOTES_LOGGED} more" if len(told) > _NOTES_LOGGED else ""
+        logger.warning(
+            "%d notes about spans stored: %s%s",
+            len(told),
+            shown,
+            more,
+            extra={"trace_id": first.trace_id, "span_id": first.span_id, "notes": len(told)},
+        )
     return told
 
 
@@ -425,5 +433,7 @@ def _session_update(
         completed = True
     if changed:
         session.save(update_fields=[*changed, "updated_at"])
-    if session.status == SessionStatus.SUCCESS and (completed or rescore):
-        enqueue_on_commit(SCORING_TASK, session.session_id, group=SCORING_GROUP)
+    if rescore and not completed:
+        scored_again([session])
+    elif completed:
+        scored_on_completion(session)

@@ -1,7 +1,7 @@
 """OTLP/HTTP on the wire: reading a request body and writing the answer.
 
-Bodies are protobuf (`application/x-protobuf`) or OTLP JSON (`application/json`), plain
-or gzip. Both are decoded by opentelemetry-proto's generated classes. OTLP JSON differs
+Bodies are protobuf (`application/x-protobuf`) or OTLP JSON (`application/json`), plain,
+gzip or deflate. Both are decoded by opentelemetry-proto's generated classes. OTLP JSON differs
 from the protobuf JSON mapping in one way that matters: trace and span ids are hex
 strings, not base64; they are turned into base64 before the JSON is parsed. An id that
 is not hex is passed on empty, and the span is then rejected on its own (a partial
@@ -68,7 +68,7 @@ def encoding_of(content_type: str) -> Encoding:
 
 def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit: int) -> bytes:
     """The request body, decompressed; 413 past `limit` bytes, found while reading, so a
-    gzip bomb is stopped after `limit` bytes of output."""
+    gzip or deflate bomb is stopped after `limit` bytes of output."""
     sent_too_large = WireError(413, f"请求体过大（上限 {limit} 字节）")
     if declared_length > limit:
         raise sent_too_large
@@ -78,16 +78,41 @@ def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit
     encoding = content_encoding.strip().lower()
     if encoding in ("", "identity"):
         return raw
-    if encoding != "gzip":
-        raise WireError(415, f"不支持的 Content-Encoding：{encoding}（支持 gzip）")
-    too_large = WireError(413, f"请求体过大（解压后上限 {limit} 字节）")
-    out = bytearray()
-    data = raw
-    try:
+    if encoding == "gzip":
         # A gzip body may be several members one after another (RFC 1952): each is
         # inflated in turn, as `gzip -d` does, and the limit holds for all of them.
+        return _inflated(raw, 16 + zlib.MAX_WBITS, limit, name="gzip", members=True)
+    if encoding == "deflate":
+        # HTTP's deflate is zlib's format (RFC 1950), which the Python SDK's exporter sends
+        # (zlib.compress); some clients send raw deflate (RFC 1951) under that name.
+        # Raw deflate may open with two bytes that read as a zlib header: read raw then.
+        if _zlib_header(raw):
+            try:
+                return _inflated(raw, zlib.MAX_WBITS, limit, name="deflate", members=False)
+            except WireError as error:
+                if error.status != 400:
+                    raise
+        return _inflated(raw, -zlib.MAX_WBITS, limit, name="deflate", members=False)
+    raise WireError(415, f"不支持的 Content-Encoding：{encoding}（支持 gzip、deflate）")
+
+
+def _zlib_header(data: bytes) -> bool:
+    """Whether `data` opens with a zlib header (RFC 1950): deflate, a window of at most
+    32 KB, and a check of the two bytes that a multiple of 31 makes."""
+    return (
+        len(data) >= 2
+        and data[0] & 0x0F == 8
+        and data[0] >> 4 <= 7
+        and ((data[0] << 8 | data[1]) % 31 == 0)
+    )
+
+
+def _inflated(data: bytes, wbits: int, limit: int, *, name: str, members: bool) -> bytes:
+    too_large = WireError(413, f"请求体过大（解压后上限 {limit} 字节）")
+    out = bytearray()
+    try:
         while True:
-            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            inflater = zlib.decompressobj(wbits=wbits)
             while data:
                 out += inflater.decompress(data, limit + 1 - len(out))
                 if len(out) > limit:
@@ -95,12 +120,12 @@ def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit
                 data = inflater.unconsumed_tail
             out += inflater.flush()
             if not inflater.eof:
-                raise WireError(400, "gzip 数据不完整")
+                raise WireError(400, f"{name} 数据不完整")
             data = inflater.unused_data
-            if not data:
+            if not data or not members:
                 break
     except zlib.error:
-        raise WireError(400, "gzip 数据无法解压") from None
+        raise WireError(400, f"{name} 数据无法解压") from None
     if len(out) > limit:
         raise too_large
     return bytes(out)
@@ -145,7 +170,8 @@ def _json_decoded(body: bytes) -> Decoded:
     document, bytes_not_utf8 = _json_document(body)
     repairs = json_repaired(document) if bytes_not_utf8 else JsonRepairs()
     try:
-        return Decoded(_json_request(document), repairs.notes, repairs.lost)
+        request, lost = _json_request(document)
+        return Decoded(request, repairs.notes, repairs.lost + lost)
     except (*_REFUSED, SystemError) as exc:
         refused = exc
     # A lone surrogate (a JSON escape of half a character, "\ud83d", or its UTF-8 bytes,
@@ -158,7 +184,8 @@ def _json_decoded(body: bytes) -> Decoded:
             raise refused
         raise WireError(400, f"JSON 请求体不是合法的 OTLP：{refused}")
     try:
-        return Decoded(_json_request(document), repairs.notes, repairs.lost)
+        request, lost = _json_request(document)
+        return Decoded(request, repairs.notes, repairs.lost + lost)
     except _REFUSED as exc:
         raise WireError(400, f"JSON 请求体不是合法的 OTLP：{exc}") from None
 
@@ -182,23 +209,73 @@ def _json_document(body: bytes) -> tuple[dict, bool]:
     return document, bytes_not_utf8
 
 
-def _json_request(document: dict) -> ExportTraceServiceRequest:
-    _hex_ids_to_base64(document)
+def _json_request(document: dict) -> tuple[ExportTraceServiceRequest, list[str]]:
+    """The request, and one reason per span refused for ids in base64 (taken out)."""
+    lost = _hex_ids_to_base64(document)
     request = ExportTraceServiceRequest()
     json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    return request
+    return request, lost
 
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
+# Bytes of each id: a trace id's 16 are 32 hex characters in OTLP JSON, 24 in base64.
+_ID_BYTES = {"traceId": 16, "trace_id": 16}
+_BASE64_IDS = (
+    "span 的 id 是 base64（OTLP JSON 的 trace id 是 32 个十六进制字符，span id 是 16 个，"
+    "不是 protobuf JSON 映射的 base64）"
+)
 
 
-def _hex_ids_to_base64(document: dict) -> None:
+def _hex_ids_to_base64(document: dict) -> list[str]:
+    """The hex ids turned into the base64 the protobuf parse reads. A span whose ids are
+    in base64 already (an exporter using protobuf's JSON mapping) is taken out, with a
+    reason saying so: one reason per span."""
+    lost = []
     for resource_spans in _items(document, "resourceSpans", "resource_spans"):
         for scope_spans in _items(resource_spans, "scopeSpans", "scope_spans"):
-            for span in _items(scope_spans, "spans"):
+            spans = _items(scope_spans, "spans")
+            kept = []
+            for span in spans:
+                if _base64_ids(span):
+                    lost.append(f"{_BASE64_IDS}：{_json_span_named(span)}")
+                    continue
                 _convert_ids(span)
                 for link in _items(span, "links"):
                     _convert_ids(link)
+                kept.append(span)
+            spans[:] = kept
+    return lost
+
+
+def _base64_ids(span: object) -> bool:
+    """Whether an id of the span is no hex but base64 of an id's length."""
+    if not isinstance(span, dict):
+        return False
+    for key in _ID_FIELDS:
+        value = span.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        try:
+            bytes.fromhex(value)
+            continue
+        except ValueError:
+            pass
+        try:
+            decoded = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(decoded) == _ID_BYTES.get(key, 8):
+            return True
+    return False
+
+
+def _json_span_named(span: dict) -> str:
+    """A span as the answer names it: its name (cut at 80 characters), and its span id
+    as sent."""
+    name = span.get("name")
+    shown = name[:80] if isinstance(name, str) and name else "(unnamed)"
+    span_id = next((span[k] for k in ("spanId", "span_id") if isinstance(span.get(k), str)), "")
+    return f"“{shown}”" + (f" {span_id[:24]}" if span_id else "")
 
 
 def _items(container: object, *keys: str) -> list:
