@@ -26,6 +26,7 @@ from feedback.models import COMMENT_MAX_LENGTH, FeedbackReason
 
 ALLOWED_FEEDBACK = ", ".join(Feedback.values)
 INVALID_FEEDBACK = f"feedback 取值无效，允许的值：{ALLOWED_FEEDBACK}"
+FEEDBACK_MISSING = "缺少 feedback"
 NOT_A_JSON_OBJECT = "请求体必须是 JSON 对象"
 ALLOWED_REASONS = ", ".join(FeedbackReason.values)
 INVALID_REASON = f"reason 取值无效，允许的值：{ALLOWED_REASONS}"
@@ -77,7 +78,7 @@ def feedback_body_from(data: Any) -> FeedbackBody:
     if any(key in data for key in TOKEN_BODY_KEYS):
         raise InvalidFeedbackBody(CREDENTIAL_IN_BODY)
     session_id = _session_id(data.get("sessionId"))
-    feedback = _choice(data.get("feedback"), Feedback.values, INVALID_FEEDBACK)
+    feedback = _feedback(data.get("feedback"))
     reason = _reason(data.get("reason"))
     # A reason says what was wrong with the answer.
     if reason and feedback == Feedback.USEFUL:
@@ -103,6 +104,13 @@ def _session_id(value: Any) -> str:
     if not SESSION_ID_PATTERN.search(value):
         raise InvalidFeedbackBody(SESSION_ID_INVALID)
     return value
+
+
+def _feedback(value: Any) -> str:
+    # Missing (absent or null) is said as for sessionId; any other value is invalid.
+    if value is None:
+        raise InvalidFeedbackBody(FEEDBACK_MISSING)
+    return _choice(value, Feedback.values, INVALID_FEEDBACK)
 
 
 def _choice(value: Any, allowed: list[str], message: str) -> str:

@@ -12,7 +12,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from feedback.models import BadCase, BadCaseReview, ReviewTag
+from feedback.models import BadCase, BadCaseReview, ReviewState, ReviewTag
+from feedback.selectors import OPEN_REVIEW_STATES
 
 BATCH = 1000
 
@@ -101,3 +102,20 @@ def bad_case_queue_save(
             review.assignee = assignee
             review.save(update_fields=["assignee"])
         review.tags.set(tags)
+
+
+# Review states a bad case has left the queue in; new reader feedback brings it back.
+CLOSED_REVIEW_STATES = tuple(state for state in ReviewState if state not in OPEN_REVIEW_STATES)
+
+
+def bad_case_reopen(*, session_id: str) -> bool:
+    """Put the bad case's review back in the queue (NEW) when it was closed (resolved),
+    for new reader feedback saying the answer is wrong; True when it reopened. The note,
+    assignee, tags and last review (who, when) stay: the reason to look again is the
+    feedback that reopened it, in the bad case's reader history. Run it in the
+    transaction that writes that feedback."""
+    return bool(
+        BadCaseReview.objects.filter(session_id=session_id, state__in=CLOSED_REVIEW_STATES).update(
+            state=ReviewState.NEW
+        )
+    )

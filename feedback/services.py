@@ -23,7 +23,7 @@ from config.api import Conflict, NotFound, shows_words
 from diagnosis.models import DiagnosisSession, Feedback, SessionStatus
 from feedback.body import FeedbackBody, InvalidFeedbackBody, feedback_body_from
 from feedback.models import BadCase, BadCaseReview, FeedbackChannel, FeedbackEntry, ReviewState
-from feedback.review_queues import bad_case_queue_save
+from feedback.review_queues import bad_case_queue_save, bad_case_reopen
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,10 @@ def feedback_submit(
             statement = {"feedback": feedback, **checked.details(), "channel": channel}
             if _latest_statement(session_id) != statement:
                 FeedbackEntry.objects.create(session_id=session_id, **statement)
+                # New words saying the answer is wrong reopen its bad case (a changed
+                # verdict has reopened it already).
+                if feedback == Feedback.NOT_USEFUL and not result.changed:
+                    bad_case_reopen(session_id=session_id)
     else:
         result = _submit(session_id, feedback)
     logger.info(
@@ -178,10 +182,14 @@ def _useful(session_id: str) -> FeedbackResult:
     with transaction.atomic():
         session = _locked_session(session_id, fields=("query", "answer", "case__case_id"))
         _check_open_to_feedback(session)
-        if not shows_words(session.answer):
+        case = getattr(session, "case", None)
+        # Only a useful that makes the case needs the answer: a session that has its
+        # case answers with it, and a repeat changes nothing (an adopted database's
+        # sessions may have a case, or a useful, and no answer).
+        makes_case = case is None and session.feedback != Feedback.USEFUL
+        if makes_case and not shows_words(session.answer):
             raise FeedbackConflict(SESSION_HAS_NO_ANSWER)
         changed = _record(session, Feedback.USEFUL)
-        case = getattr(session, "case", None)
         if case is None and changed:
             # Also after useful, not_useful, useful again when an operator deleted the case;
             # a repeat of useful changes nothing, and brings back no case an operator deleted.
@@ -200,26 +208,41 @@ def _useful(session_id: str) -> FeedbackResult:
 _MAY_TURN_NOT_USEFUL = DiagnosisSession.objects.exclude(status=SessionStatus.RUNNING).exclude(
     feedback=Feedback.NOT_USEFUL
 )
+# Of those, the ones given no feedback yet: never a bad case, so without a review to reopen.
+_FIRST_FEEDBACK = DiagnosisSession.objects.exclude(status=SessionStatus.RUNNING).filter(
+    feedback__isnull=True
+)
 
 
 def feedback_not_useful(*, session_id: str) -> FeedbackResult:
-    """Mark the session a bad case.
+    """Mark the session a bad case, reopening its review if it was resolved.
 
-    One conditional UPDATE, the button's whole cost when it changes something: it
-    writes no case, so it needs no lock held across statements. Only when it matched
-    nothing does a read say why (unknown, still running, or already not_useful).
+    A session's first feedback is one conditional UPDATE, the button's whole cost: it
+    writes no case and has no review to reopen, so it needs no lock held across
+    statements. Only when it matched nothing does a read say why (unknown, still
+    running, already not_useful, or useful until now); a useful turned not_useful is
+    written, and its review reopened, in one transaction.
     """
     now = timezone.now()
-    updated = _MAY_TURN_NOT_USEFUL.filter(session_id=session_id).update(
-        feedback=Feedback.NOT_USEFUL, feedback_at=now, updated_at=now
-    )
-    if updated:
-        transaction.on_commit(partial(metrics.feedback_recorded, Feedback.NOT_USEFUL), robust=True)
-    else:
-        session = DiagnosisSession.objects.filter(session_id=session_id).only("status").first()
+    values = {"feedback": Feedback.NOT_USEFUL, "feedback_at": now, "updated_at": now}
+    updated = _FIRST_FEEDBACK.filter(session_id=session_id).update(**values)
+    if not updated:
+        session = (
+            DiagnosisSession.objects.filter(session_id=session_id)
+            .only("status", "feedback")
+            .first()
+        )
         if session is None:
             raise FeedbackSessionNotFound()
         _check_open_to_feedback(session)
+        if session.feedback != Feedback.NOT_USEFUL:
+            with transaction.atomic():
+                # Still conditional: a request changing the verdict meanwhile wins once.
+                updated = _MAY_TURN_NOT_USEFUL.filter(session_id=session_id).update(**values)
+                if updated:
+                    bad_case_reopen(session_id=session_id)
+    if updated:
+        transaction.on_commit(partial(metrics.feedback_recorded, Feedback.NOT_USEFUL), robust=True)
     return FeedbackResult(
         session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=bool(updated)
     )

@@ -179,11 +179,11 @@ BAD_FEEDBACK = "feedback 取值无效，允许的值：useful, not_useful"
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"sessionId": "fb-1"}, BAD_FEEDBACK),
+        ({"sessionId": "fb-1"}, "缺少 feedback"),
         ({"sessionId": "fb-1", "feedback": "Useful"}, BAD_FEEDBACK),
         ({"sessionId": "fb-1", "feedback": " useful"}, BAD_FEEDBACK),
         ({"sessionId": "fb-1", "feedback": "useful "}, BAD_FEEDBACK),
-        ({"sessionId": "fb-1", "feedback": None}, BAD_FEEDBACK),
+        ({"sessionId": "fb-1", "feedback": None}, "缺少 feedback"),
         ({"sessionId": "fb-1", "feedback": 1}, BAD_FEEDBACK),
         ({"sessionId": "fb-1", "feedback": True}, BAD_FEEDBACK),
         ({"sessionId": "fb-1", "feedback": ["useful"]}, BAD_FEEDBACK),
