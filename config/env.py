@@ -376,11 +376,16 @@ def env_metrics_dir(name: str) -> str:
     value = env_str(name)
     if not value:
         return value
+    wrong = absolute_path_problem(name, value)
+    if wrong:
+        return _refuse(name, wrong, "")
     directory = Path(value)
     shown = _shown(value)
     try:
         directory.mkdir(exist_ok=True)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
+        if directory.parent.is_dir():  # /proc, say: no directory can be made there
+            return _refuse(name, f"{name} {shown} cannot be made ({exc.strerror})", "")
         return _refuse(
             name, f"{name} {shown}: its parent {_shown(str(directory.parent))} does not exist", ""
         )

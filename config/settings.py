@@ -6,6 +6,7 @@ django-q2 ORM broker, DEBUG off unless asked for.
 """
 
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -434,6 +435,16 @@ METRICS_ALLOWED_NETWORKS = env_networks("METRICS_ALLOWED_IPS", ["127.0.0.1/32", 
 
 # Multi-process mode (config/metrics.py): checked, and made when missing (config/env.py).
 PROMETHEUS_MULTIPROC_DIR = env_metrics_dir("PROMETHEUS_MULTIPROC_DIR")
+
+# django-q2 and prometheus_client read these from the environment themselves: they get the
+# value taken here (no spaces around it; the default for a blank one). django-q2 took
+# "qa6 " for another cluster than "qa6" and stopped every process with a KeyError.
+# A refused value stays as it was: manage.py reads the settings again after a failed read.
+os.environ["Q_CLUSTER_NAME"] = _QUEUE_NAME
+if PROMETHEUS_MULTIPROC_DIR:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
+elif not os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip():
+    os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
 
 # --- OTLP trace ingest (POST /v1/traces) -----------------------------------------------
 
