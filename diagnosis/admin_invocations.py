@@ -19,12 +19,14 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from config.admin_paginator import EstimatedCountAdminMixin
+from diagnosis.admin_excerpts import TOOLTIP_CHARS, cut, whole_text_link
 from diagnosis.admin_times import list_time_column
 from diagnosis.models import SESSION_ID_PATTERN, DiagnosisSession, ToolInvocation
 
-# A query or an error longer than this is cut in the list, whole in its tooltip (an OTLP
-# call's query is its arguments: up to 16,384 characters). The list shows three lines of
-# it at most (admin.css, `.invocation-excerpt`).
+# A query or an error longer than this is cut in the list, and in its tooltip to
+# TOOLTIP_CHARS (an agent may send 96 KB in each call: 100 of them made a page 11 MB),
+# with a link to the call's own page, where it is whole (diagnosis/admin_excerpts.py).
+# The list shows three lines of it at most (admin.css, `.invocation-excerpt`).
 EXCERPT_CHARS = 80
 
 
@@ -51,14 +53,19 @@ class SessionFilter(admin.SimpleListFilter):
         return queryset.filter(session_id=self.value()) if self.value() else queryset
 
 
-def _excerpt(text: str | None) -> SafeString | str:
+def _excerpt(text: str | None, pk: int) -> SafeString | str:
     if not text:
         return ""
-    return format_html(
+    tooltip, was_cut = cut(text, TOOLTIP_CHARS)
+    line = format_html(
         '<span class="invocation-excerpt" title="{}">{}</span>',
-        text,
-        Truncator(text).chars(EXCERPT_CHARS),
+        tooltip,
+        Truncator(tooltip).chars(EXCERPT_CHARS),
     )
+    if not was_cut:
+        return line
+    # Longer than its tooltip: the call's own page has it whole.
+    return format_html("{} {}", line, whole_text_link(total=len(text), pk=pk))
 
 
 @admin.register(ToolInvocation)
@@ -135,11 +142,11 @@ class ToolInvocationAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
 
     @admin.display(description=_("tool query"))
     def query_excerpt(self, obj: ToolInvocation) -> SafeString | str:
-        return _excerpt(obj.query)
+        return _excerpt(obj.query, obj.pk)
 
     @admin.display(description=_("error message"))
     def error_excerpt(self, obj: ToolInvocation) -> SafeString | str:
-        return _excerpt(obj.error_message)
+        return _excerpt(obj.error_message, obj.pk)
 
     # As every list writes a time (diagnosis/admin_times.py), the session's among them.
     created_at_column = list_time_column("created_at", _("created at"))

@@ -197,6 +197,8 @@ class TimelineRow:
     # The span's row (None for a REST invocation): its attributes are read when the
     # timeline's row is opened.
     span_key: int | None
+    # The REST invocation's row (None for a span): its page holds its texts whole.
+    invocation_key: int | None = None
     # A model call's model and token counts, as its attributes name them ("" / None).
     model: str = ""
     input_tokens: Any = None
@@ -252,6 +254,7 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                 s.span_id if s.role == "tool" else None,
                 s.pk,
                 s.attributes if isinstance(s.attributes, dict) else {},
+                None,
             )
             for s in spans
         ]
@@ -277,6 +280,7 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                     i.invocation_id,
                     None,
                     {},
+                    i.pk,
                 )
             )
     if not bars:
@@ -286,7 +290,21 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
     total = max((last - first).total_seconds(), 0.001)
     rows = []
     for bar in bars:
-        name, role, error, started, ended, depth, arguments, result, message, key, pk, attrs = bar
+        (
+            name,
+            role,
+            error,
+            started,
+            ended,
+            depth,
+            arguments,
+            result,
+            message,
+            key,
+            pk,
+            attrs,
+            invocation_key,
+        ) = bar
         offset = (started - first).total_seconds() / total * 100
         width = max((ended - started).total_seconds() / total * 100, 0.5)
         rows.append(
@@ -304,6 +322,7 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                 error_message=message,
                 invocation_id=key,
                 span_key=pk,
+                invocation_key=invocation_key,
                 **(_model_call(attrs) if role == "model" else {}),
             )
         )

@@ -41,6 +41,7 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
+from diagnosis.self_evaluation import in_contract_order
 from diagnosis.services import InvocationFacts, stored_text
 
 MAX_INVOCATIONS_PER_BATCH = 500
@@ -260,7 +261,11 @@ class SelfEvaluationOutput(serializers.Serializer):
 
 @extend_schema_field(SelfEvaluationOutput(allow_null=True))
 class SelfEvaluationField(serializers.JSONField):
-    """Stored JSON returned as is (keys in stored order); null while pending."""
+    """The stored JSON with its keys in the contract's order, whatever order the database
+    gives them in (diagnosis/self_evaluation.py); null while pending."""
+
+    def to_representation(self, value: Any) -> Any:
+        return super().to_representation(in_contract_order(value))
 
 
 class SessionOutput(serializers.ModelSerializer):

@@ -21,7 +21,8 @@ from django.db.models import F, QuerySet
 from caselibrary.models import CaseLibrary
 from caselibrary.selectors import case_merged_into
 from diagnosis.selectors import EVIDENCE_SCORE
-from feedback.models import BadCase
+from diagnosis.self_evaluation import in_contract_order
+from feedback.models import BadCase, FeedbackEntry
 from feedback.selectors import REVIEW_STATE
 
 BATCH = 2_000
@@ -35,6 +36,10 @@ class Export:
     key: str
     # The queryset annotated with every column that is not a field of its own.
     rows: Callable[[QuerySet], QuerySet]
+    # The columns a batch's rows are given after they are read (by `complete`, one more
+    # statement a batch, whatever its size), after the others.
+    added: tuple[str, ...] = ()
+    complete: Callable[[list[dict[str, Any]]], None] | None = None
 
 
 def _case_rows(queryset: QuerySet) -> QuerySet:
@@ -58,6 +63,41 @@ def _bad_case_rows(queryset: QuerySet) -> QuerySet:
         reviewed_by=F("review__reviewed_by"),
         reviewed_at=F("review__reviewed_at"),
     )
+
+
+# What readers said with their feedback (FeedbackEntry), one list a column: the reason,
+# the comment and the correction of each entry that has one, newest first. All of them,
+# not the last one's: a later verdict never erases an earlier reader's correction.
+READER_COLUMNS = {
+    "reader_reasons": "reason",
+    "reader_comments": "comment",
+    "reader_corrections": "correction",
+}
+
+
+def _completed_bad_cases(rows: list[dict[str, Any]]) -> None:
+    """A batch of bad cases given what readers said, and their score in the contract's
+    key order (the database may have reordered it)."""
+    _with_reader_feedback(rows)
+    for row in rows:
+        row["self_evaluation"] = in_contract_order(row["self_evaluation"])
+
+
+def _with_reader_feedback(rows: list[dict[str, Any]]) -> None:
+    said: dict[str, dict[str, list[str]]] = {
+        row["session_id"]: {column: [] for column in READER_COLUMNS} for row in rows
+    }
+    entries = (
+        FeedbackEntry.objects.filter(session_id__in=list(said))
+        .order_by("session_id", "-created_at", "-id")
+        .values_list("session_id", *READER_COLUMNS.values())
+    )
+    for session_id, *values in entries.iterator(chunk_size=BATCH):
+        for column, value in zip(READER_COLUMNS, values, strict=True):
+            if value:
+                said[session_id][column].append(value)
+    for row in rows:
+        row.update(said[row["session_id"]])
 
 
 CASES = Export(
@@ -104,6 +144,8 @@ BAD_CASES = Export(
     ),
     key="id",
     rows=_bad_case_rows,
+    added=tuple(READER_COLUMNS),
+    complete=_completed_bad_cases,
 )
 EXPORTS = {export.name: export for export in (CASES, BAD_CASES)}
 
@@ -128,7 +170,14 @@ def export_rows(export: Export, queryset: QuerySet) -> Iterator[dict[str, Any]]:
             last = row.pop("_key")
             if "review_state_value" in row:
                 row["review_state"] = row.pop("review_state_value")
-            yield {column: row.get(column) for column in export.columns}
+        if export.complete is not None:
+            export.complete(batch)
+        for row in batch:
+            yield {column: row.get(column) for column in _all_columns(export)}
+
+
+def _all_columns(export: Export) -> tuple[str, ...]:
+    return export.columns + export.added
 
 
 def _value_names(export: Export) -> list[str]:
@@ -156,9 +205,10 @@ def export_lines(export: Export, rows: Iterable[dict[str, Any]], fmt: str) -> It
     # A byte-order mark first: Excel, what most operators open a CSV with, reads a file
     # without one in the machine's code page and garbles the Chinese. import_cases and
     # Python's utf-8-sig read it as nothing.
-    yield "\ufeff" + line(export.columns)
+    columns = _all_columns(export)
+    yield "\ufeff" + line(columns)
     for row in rows:
-        yield line(_csv_value(row[column]) for column in export.columns)
+        yield line(_csv_value(row[column]) for column in columns)
 
 
 def _plain(value: Any) -> Any:

@@ -87,6 +87,9 @@ def test_bad_cases_export_as_json_lines_with_factors_and_review_state(capsys) ->
         "reviewed_at",
         "feedback_at",
         "created_at",
+        "reader_reasons",
+        "reader_comments",
+        "reader_corrections",
     ]
 
 

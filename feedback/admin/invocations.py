@@ -1,7 +1,9 @@
 """A session's tool invocations as a read-only table, on the session's page and the bad
 case's: the first INVOCATIONS_SHOWN of them, and for a session with more (an agent in a
 loop, a long trace: 20,000 calls) how many there are and a link to the list of them all,
-a page at a time (diagnosis/admin_invocations.py).
+a page at a time (diagnosis/admin_invocations.py). A long query or error is cut to its
+first TABLE_CHARS characters, with a link to the call's own page, where it is whole
+(diagnosis/admin_excerpts.py).
 
 Rendered with `format_html_join`, not as an inline formset: these pages edit nothing, and
 the admin's read-only inline builds a form and a field helper per cell (a session of 200
@@ -15,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
+from diagnosis.admin_excerpts import TABLE_CHARS, excerpt
 from diagnosis.admin_invocations import session_invocations_url
 from diagnosis.models import InvocationStatus, MatchLevel, ToolInvocation, ToolKind
 from diagnosis.selectors import session_invocations
@@ -85,8 +88,8 @@ def invocations_table(
                 statuses.get(call.status, call.status),
                 levels.get(call.match_level, call.match_level) if call.match_level else "-",
                 call.hit_count,
-                call.query or "",
-                call.error_message or "",
+                excerpt(call.query, TABLE_CHARS, pk=call.pk),
+                excerpt(call.error_message, TABLE_CHARS, pk=call.pk),
                 call.duration_ms if call.duration_ms is not None else "-",
                 timezone.localtime(call.created_at).strftime("%Y-%m-%d %H:%M:%S"),
             )

@@ -6,7 +6,9 @@ A model call's row names its model and tokens while collapsed.
 A span's attributes are read when its row is opened (`span_attributes_html`, the
 session admin's `spans/<id>/attributes/`): a model call carries the conversation so far,
 up to 16,384 characters an attribute, and 500 of them on the page would be megabytes
-nobody opens."""
+nobody opens. For the same reason a row's arguments, result and error show their first
+TIMELINE_CHARS characters (diagnosis/admin_excerpts.py), saying where they are whole: a
+REST call's own page, or the span's attributes, which then show them whole."""
 
 import json
 from typing import Any
@@ -18,6 +20,8 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
 from caselibrary.selectors import session_case_searches
+from diagnosis.admin_excerpts import TIMELINE_CHARS, cut_note, invocation_url
+from diagnosis.admin_excerpts import cut as cut_to
 from diagnosis.models import DiagnosisSession, Span, SpanRole, ToolInvocation
 from diagnosis.otlp_facts import HITS_ATTRIBUTE, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE, hint_read
 from diagnosis.otlp_mapping import TRUNCATED_ATTRIBUTE
@@ -48,6 +52,8 @@ def timeline_html(session: DiagnosisSession) -> SafeString:
             for case_id in found.get(row.invocation_id or "", [])
         ]
         item["model_call"], item["model_call_title"] = _model_call(row)
+        for name in ("arguments", "result", "error_message"):
+            item[name], item[f"{name}_note"] = _cut(getattr(row, name), row)
         rows.append(item)
     # A row's attributes are at `<spans_url><span key>/attributes/`: the address is
     # reversed once for the page, not once a row (a quarter of the timeline's time).
@@ -64,6 +70,21 @@ def timeline_html(session: DiagnosisSession) -> SafeString:
         "admin/diagnosis/timeline.html",
         {"rows": rows, "spans_url": spans_url, "shown": len(rows), "total": total},
     )
+
+
+def _cut(text: str, row: TimelineRow) -> tuple[str, SafeString | str]:
+    """A text of the row as the page shows it, and a note when it is cut: where it is
+    whole (a REST call's own page; a span's attributes, read when its row is opened)."""
+    shown, was_cut = cut_to(text, TIMELINE_CHARS)
+    if not was_cut:
+        return shown, ""
+    if row.invocation_key is not None:
+        url = invocation_url(row.invocation_key)
+        return shown, cut_note(shown=TIMELINE_CHARS, total=len(text), url=url)
+    note = cut_note(shown=TIMELINE_CHARS, total=len(text))
+    if row.span_key is None:
+        return shown, note
+    return shown, format_html("{} · {}", note, _("whole among the attributes below"))
 
 
 def _model_call(row: TimelineRow) -> tuple[str, str]:
@@ -118,11 +139,12 @@ def _value_html(text: str, span: Span) -> SafeString | str:
     if len(text) <= SHORT_VALUE_CHARS and "\n" not in text:
         return text
     # A long value the row shows already (a tool's arguments and result are attributes
-    # as sent) is not repeated.
-    if text == span.arguments:
-        return format_html('<em class="same">{}</em>', _("the arguments above"))
-    if text == span.result:
-        return format_html('<em class="same">{}</em>', _("the result above"))
+    # as sent) is not repeated, unless the row shows it cut: here it is whole.
+    if len(text) <= TIMELINE_CHARS:
+        if text == span.arguments:
+            return format_html('<em class="same">{}</em>', _("the arguments above"))
+        if text == span.result:
+            return format_html('<em class="same">{}</em>', _("the result above"))
     return format_html('<pre class="value">{}</pre>', text)
 
 
