@@ -54,6 +54,31 @@ def test_a_session_id_cut_short_on_the_bad_case_list_is_whole_in_its_tooltip(
     assert any(link["cut"] for link in links), links
 
 
+@pytest.mark.parametrize("width", [1024, 1366, 1920])
+def test_the_bad_case_list_shows_usual_session_ids_whole_at_every_width(
+    browser,  # noqa: F811
+    live_server,
+    operator,  # noqa: F811
+    page_settings,
+    width: int,
+) -> None:
+    # Ids of a kind (demo-0179, demo-0180) told apart only by their end: cut to "demo-0…"
+    # every row read the same.
+    usual = ("demo-0179", "demo-0180", "s00019990", "demo-search-003", "pd0000000")
+    for session_id in usual:
+        BadCaseReviewFactory(session__session_id=session_id, session__evidence_score=20)
+    page = log_in(browser, live_server, operator, width=width, english=False)
+
+    page.goto(f"{page.base_url}/admin/feedback/badcase/")
+    expect(page.locator("#result_list tbody tr")).to_have_count(len(usual))
+    links = page.evaluate(LINKS, "#result_list tbody th.field-session_id a")
+    widths = page.evaluate(LIST_WIDTHS)
+    finish(page, f"bad_case_usual_ids_at_{width}")
+
+    assert [link["text"] for link in links if link["cut"]] == [], links
+    assert widths["page"] <= widths["window"] == width, widths
+
+
 def test_a_case_title_cut_to_three_lines_is_whole_in_its_tooltip(
     browser,  # noqa: F811
     live_server,
