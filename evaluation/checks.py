@@ -42,6 +42,15 @@ def task_queue_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id="evaluation.E002",
             )
         )
+    if q.get("workers") == 1:
+        problems.append(
+            Warning(
+                "Q_WORKERS is 1: the case indexer holds a worker in 20-second turns, so a "
+                "session's scoring may wait up to 20 s for it",
+                hint="Set Q_WORKERS to 2 or more, unless other qcluster nodes share the queue.",
+                id="evaluation.W002",
+            )
+        )
     return problems
 
 

@@ -227,3 +227,21 @@ def test_a_save_limit_of_none_or_some_tasks_is_taken(
     loaded = load_settings(monkeypatch, DEBUG="1", Q_SAVE_LIMIT=value)
 
     assert loaded["Q_CLUSTER"]["save_limit"] == kept
+
+
+def test_a_single_worker_is_warned_of_the_case_indexer_holding_it(settings) -> None:
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "workers": 1}
+
+    (warning,) = task_queue_settings()
+
+    assert warning.id == "evaluation.W002"
+    assert warning.msg == (
+        "Q_WORKERS is 1: the case indexer holds a worker in 20-second turns, so a session's "
+        "scoring may wait up to 20 s for it"
+    )
+
+
+def test_two_workers_are_not_warned_of(settings) -> None:
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "workers": 2}
+
+    assert task_queue_settings() == []
