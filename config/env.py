@@ -267,6 +267,21 @@ def env_rate(name: str, default: str) -> str | None:
         return _refuse(
             name, f'{name} must look like "{default}" or be "off", got {_shown(value)}', default
         )
+    if not value.split("/")[0].strip("0"):
+        return _refuse(
+            name,
+            f"{name} {value} would refuse every request: say off to turn the limit off",
+            default,
+        )
+    return value
+
+
+def env_token(name: str, *, least: int) -> str:
+    """A shared secret a client sends (a scrape token): empty when unset, else at least
+    `least` characters, so that it is no guess. Never shown, only its length."""
+    value = env_str(name)
+    if value and len(value) < least:
+        return _refuse(name, f"{name} must be at least {least} characters, got {len(value)}", "")
     return value
 
 

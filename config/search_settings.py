@@ -38,9 +38,10 @@ CASE_SEARCH_DEPTH = env_int("CASE_SEARCH_DEPTH", 50, minimum=5)
 # (caselibrary/search_engine.py, CALIBRATED; docs/search-quality.md): a similar case is
 # offered when its best passage stands out from the question's nearest passages by at
 # least CASE_SEARCH_MIN_PEAK (cosine above their mean), or holds at least
-# CASE_SEARCH_MIN_COVERAGE of the question's terms. Unset: the calibrated values.
-CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0)
-CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0)
+# CASE_SEARCH_MIN_COVERAGE of the question's terms. Unset (-1): the calibrated values.
+# A share is 0 to 1; so is a peak in practice (1 would offer nothing but exact copies).
+CASE_SEARCH_MIN_PEAK = env_float("CASE_SEARCH_MIN_PEAK", -1.0, minimum=0, maximum=1)
+CASE_SEARCH_MIN_COVERAGE = env_float("CASE_SEARCH_MIN_COVERAGE", -1.0, minimum=0, maximum=1)
 # A glossary word held by more than this share of the passages stays out of the
 # lexical query (caselibrary/search_glossary.py, uncommon_terms).
 CASE_SEARCH_COMMON_SHARE = env_float("CASE_SEARCH_COMMON_SHARE", 0.1, minimum=0, maximum=1)

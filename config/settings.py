@@ -31,6 +31,7 @@ from config.env import (
     env_save_limit,
     env_str,
     env_time_zone,
+    env_token,
     env_url,
     problem,
     raise_problems,
@@ -430,7 +431,7 @@ from config.search_settings import *  # noqa: E402, F403
 
 # GET /metrics (Prometheus): a scraper sends this token as `Authorization: Bearer ...`, or
 # scrapes from an address in METRICS_ALLOWED_IPS (addresses or networks; loopback default).
-METRICS_BEARER_TOKEN = env_str("METRICS_BEARER_TOKEN")
+METRICS_BEARER_TOKEN = env_token("METRICS_BEARER_TOKEN", least=16)
 METRICS_ALLOWED_NETWORKS = env_networks("METRICS_ALLOWED_IPS", ["127.0.0.1/32", "::1/128"])
 
 # Multi-process mode (config/metrics.py): checked, and made when missing (config/env.py).
