@@ -163,6 +163,11 @@ class PlainFormatter(logging.Formatter):
     a quote, an `=` or a line break in JSON's quotes, so the line stays one line), then
     `[session …]`; a traceback after that line."""
 
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        # UTC with its offset, as the JSON line: local time changed in the middle of a
+        # process (Django sets TZ to TIME_ZONE once the settings load), saying neither.
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
     def formatMessage(self, record: logging.LogRecord) -> str:
         line = super().formatMessage(record)
         fields = _extra_fields(record)

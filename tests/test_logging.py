@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -110,7 +111,7 @@ def test_a_line_of_djangos_own_is_printed_once_and_as_loud_as_log_level_allows(
     )
 
     printed = [line for line in result.stderr.splitlines() if "Watching" in line]
-    assert [line.split(" ", 2)[2] for line in printed] == lines
+    assert [line.split(" ", 1)[1] for line in printed] == lines
 
 
 def test_a_page_refused_to_a_staff_user_is_one_line_without_a_traceback(json_lines) -> None:
@@ -234,3 +235,22 @@ def test_a_refused_requests_line_keeps_the_values_of_its_query_string_out(
     assert response.status_code in (401, 403) and lines
     assert "SECRET-IN-QUERY" not in "".join(json_lines)
     assert lines[0]["request"] == "<WSGIRequest: POST '/api/feedback?token=[redacted]&limit=5'>"
+
+
+def test_a_plain_line_writes_its_time_in_utc_with_its_offset_whatever_the_time_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Django sets TZ to TIME_ZONE once the settings load: gunicorn's first line was UTC,
+    # the next ones local time, neither saying which.
+    formatter = PlainFormatter("%(asctime)s %(message)s")
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "started", None, None)
+    record.created = 1_796_000_000.5
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    try:
+        line = formatter.format(record)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+    assert line == "2026-11-30T00:53:20.500+00:00 started"
