@@ -4,8 +4,11 @@ import re
 from typing import Any
 
 from django import forms
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from caselibrary.models import FaultCategory
@@ -56,6 +59,21 @@ class FaultCategoryAdmin(admin.ModelAdmin):
         if obj is not None and fault_category_in_use(code=obj.code):
             return False
         return super().has_delete_permission(request, obj)
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict | None = None
+    ) -> HttpResponse:
+        # No delete button is offered for a category in use; its address (a bookmark, a
+        # typed URL) says why, to whoever may delete categories, rather than a 403.
+        category = self.get_object(request, unquote(object_id))
+        may_delete = super().has_delete_permission(request, category)
+        if category is not None and may_delete and fault_category_in_use(code=category.code):
+            message = gettext(
+                "“%(code)s” is not deleted: cases use it. Move them to another category first."
+            )
+            self.message_user(request, message % {"code": category.code}, messages.ERROR)
+            return redirect("admin:caselibrary_faultcategory_change", category.pk)
+        return super().delete_view(request, object_id, extra_context)
 
     def save_model(self, request: HttpRequest, obj: FaultCategory, form: Any, change: bool) -> None:
         fault_category_save(
