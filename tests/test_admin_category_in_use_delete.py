@@ -41,3 +41,11 @@ def test_a_viewer_is_still_refused_the_delete_page() -> None:
     CaseLibraryFactory(fault_category="STORAGE")
 
     assert member_of("viewer").get(f"{CATEGORIES}STORAGE/delete/").status_code == 403
+
+
+def test_general_is_kept_and_the_page_says_every_automatic_case_starts_there() -> None:
+    response = member_of("curator").get(f"{CATEGORIES}GENERAL/delete/", follow=True)
+
+    shown = " ".join(response.content.decode().split())
+    assert "“GENERAL” is not deleted: every automatic case starts in it." in shown
+    assert FaultCategory.objects.filter(code="GENERAL").exists()

@@ -11,7 +11,7 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from caselibrary.models import FaultCategory
+from caselibrary.models import GENERAL_CATEGORY, FaultCategory
 from caselibrary.selectors import (
     fault_category_in_use,
 )
@@ -68,8 +68,12 @@ class FaultCategoryAdmin(admin.ModelAdmin):
         category = self.get_object(request, unquote(object_id))
         may_delete = super().has_delete_permission(request, category)
         if category is not None and may_delete and fault_category_in_use(code=category.code):
-            message = gettext(
-                "“%(code)s” is not deleted: cases use it. Move them to another category first."
+            message = (
+                gettext("“%(code)s” is not deleted: every automatic case starts in it.")
+                if category.code == GENERAL_CATEGORY
+                else gettext(
+                    "“%(code)s” is not deleted: cases use it. Move them to another category first."
+                )
             )
             self.message_user(request, message % {"code": category.code}, messages.ERROR)
             return redirect("admin:caselibrary_faultcategory_change", category.pk)
