@@ -15,6 +15,10 @@ not count rather than making the operator wait for the same scan twice (the page
 rows needs one too). The count reads the matching keys, not just their number: when
 they all fit on one page, the page reads its rows by those keys instead of scanning
 for them a second time.
+
+An estimate can be tens of percent too high, and the first page links pages up to it:
+a page that comes back short or empty settles the exact count (see `page`), and one
+past the real end shows the real last page rather than an empty one.
 """
 
 from typing import Any
@@ -22,7 +26,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ERROR_FLAG, PAGE_VAR
-from django.core.paginator import InvalidPage, Page, Paginator
+from django.core.paginator import EmptyPage, InvalidPage, Page, Paginator
 from django.db import DatabaseError, connections
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -107,6 +111,10 @@ class EstimatedCountPaginator(Paginator):
     seconds = COUNT_SECONDS
     # Every matching row's primary key, once an exact count has read them.
     matching_keys: list[Any] | None = None
+    # The statistics' estimate, where the list's first page shows one (see `page`).
+    estimate: int | None = None
+    # The number of the page last read: the last one when a later one was asked for.
+    page_shown: int | None = None
 
     def __init__(
         self, *args: Any, page_number: int = 1, exact: bool = False, **kwargs: Any
@@ -127,8 +135,10 @@ class EstimatedCountPaginator(Paginator):
         if not queryset.query.where:
             estimate = table_row_estimate(queryset)
             # Small tables are counted: cheap, and statistics of a young table are poor.
-            if estimate is not None and estimate > self.cap:
-                return estimate, CountKind.ESTIMATE
+            if estimate is not None and estimate > type(self).cap:
+                self.estimate = estimate
+                if estimate > self.cap:
+                    return estimate, CountKind.ESTIMATE
         keys = capped_keys(queryset, cap=self.cap, seconds=self.seconds)
         if keys is None:
             # Pages up to the cap stay reachable; those past the end are empty.
@@ -152,12 +162,53 @@ class EstimatedCountPaginator(Paginator):
         read off the index that holds both the filter and the order, took 1-3 ms. The
         admin benchmark at that size (`sessions feedback=useful`, a plain slice against
         this): 551 -> 44 ms a page load; bad cases triaged or resolved 91-94 -> 49-50
-        ms; the lists that were fast stay as they were, one statement more."""
+        ms; the lists that were fast stay as they were, one statement more.
+
+        A list whose first page shows an estimate links pages up to it, and the estimate
+        can be tens of percent too high. A page that comes back short of rows under the
+        estimate gives the exact count: the rows before it and its own. One that comes
+        back empty has the rows counted up to it, the reach of its own offset, which
+        costs what skipping to it did. Either way the count is exact from then on, and a
+        page past the end, counted or not, shows the real last page (`page_shown`).
+        The same holds on a deep page of such a list whose count was given up."""
+        # `num_pages` first: the count is what tells whether the list is estimated.
+        if isinstance(number, int) and number > self.num_pages and self.estimate is not None:
+            number = self.num_pages
         page = super().page(number)
-        if isinstance(self.object_list, QuerySet):
-            keys = list(page.object_list.values_list("pk", flat=True))
-            page.object_list = self.object_list.filter(pk__in=keys)
+        if not isinstance(self.object_list, QuerySet):
+            return page
+        keys = list(page.object_list.values_list("pk", flat=True))
+        if self.estimate is not None and not self.count_is_exact:
+            bottom = (page.number - 1) * self.per_page
+            top = bottom + self.per_page
+            if top + self.orphans >= self.count:
+                top = self.count
+            if len(keys) < top - bottom:
+                self._settle_count(self._count_up_to(bottom) if not keys else bottom + len(keys))
+                if page.number > self.num_pages:
+                    return self.page(self.num_pages)
+        page.object_list = self.object_list.filter(pk__in=keys)
+        self.page_shown = page.number
         return page
+
+    def _count_up_to(self, bottom: int) -> int:
+        """The exact count of a list that has no row at offset `bottom`: its keys, read
+        up to that offset. A read that is given up, or finds rows there after all (some
+        just arrived), leaves the page as one the list does not have; so does a count
+        given up already (a deep page of a table too long to count in time), rather
+        than a second wait for the same answer."""
+        if self.count_kind == CountKind.UNCOUNTED:
+            raise EmptyPage(_("That page contains no results"))
+        keys = capped_keys(self.object_list, cap=bottom, seconds=self.seconds)
+        if keys is None or len(keys) > bottom:
+            raise EmptyPage(_("That page contains no results"))
+        return len(keys)
+
+    def _settle_count(self, count: int) -> None:
+        """From now on `count` is exact: what a page's rows have shown it to be."""
+        self.__dict__["_count_and_kind"] = (count, CountKind.EXACT)
+        for derived in ("count", "num_pages"):
+            self.__dict__.pop(derived, None)
 
     @property
     def count_kind(self) -> str:
@@ -225,6 +276,7 @@ class EstimatedCountAdminMixin:
         # Checked once the filters have read their choices for this request (a bad value
         # is rare: its count is spent, rather than reading every filter's choices twice).
         check_filter_values(changelist, request)
+        _follow_the_page_shown(changelist)
         keys = changelist.paginator.matching_keys
         if keys is not None and not changelist.multi_page:
             # Counted, and every match fits on this page (an unsliced queryset): its rows
@@ -258,6 +310,17 @@ class EstimatedCountAdminMixin:
             # that is wrong. The actions' messages say how many they changed.
             context["selection_note_all"] = selection_note_all(changelist)
         return response
+
+
+def _follow_the_page_shown(changelist: Any) -> None:
+    """The changelist as its paginator left it once the page was read: a page past the
+    end of an estimated list shows the last one, and the count the page settled."""
+    paginator = changelist.paginator
+    if getattr(paginator, "page_shown", None) is None:
+        return
+    changelist.page_num = paginator.page_shown
+    changelist.result_count = paginator.count
+    changelist.multi_page = paginator.count > changelist.list_per_page
 
 
 def _show_all_only_where_it_works(changelist: Any) -> None:
