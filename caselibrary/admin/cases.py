@@ -7,6 +7,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE
 from django.core.exceptions import ValidationError
+from django.db import router, transaction
 from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -30,6 +31,8 @@ from caselibrary.admin.forms import (
     SESSION_NOT_FOUND,
     CaseActionForm,
     CaseForm,
+    CaseRowForm,
+    CaseRowFormSet,
 )
 from caselibrary.admin.imports import CaseImportMixin
 from caselibrary.models import GENERAL_CATEGORY, SYSTEM_USER, CaseLibrary
@@ -166,6 +169,14 @@ class CaseLibraryAdmin(
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        if request.method == "POST" and "_save" in request.POST:
+            # The edited rows are checked against what the list showed and saved in one
+            # transaction, each changed row locked from its check to its save (CaseForm).
+            with transaction.atomic(using=router.db_for_write(self.model)):
+                return self._changelist_view(request, extra_context)
+        return self._changelist_view(request, extra_context)
+
+    def _changelist_view(self, request: HttpRequest, extra_context: Any) -> Any:
         response = super().changelist_view(request, extra_context)
         action_form = getattr(response, "context_data", {}).get("action_form")
         if action_form is not None:
@@ -176,12 +187,14 @@ class CaseLibraryAdmin(
         return response
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
-        return super().get_changelist_form(request, form=CaseForm, **kwargs)
+        return super().get_changelist_form(request, form=CaseRowForm, **kwargs)
 
     def get_changelist_formset(self, request: HttpRequest, **kwargs: Any) -> type:
         # Its rows name each category (the formset makes their fields with this callback).
         callback = partial(self.formfield_for_dbfield, request=request, in_list=True)
-        return super().get_changelist_formset(request, formfield_callback=callback, **kwargs)
+        return super().get_changelist_formset(
+            request, formfield_callback=callback, formset=CaseRowFormSet, **kwargs
+        )
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str
@@ -255,7 +268,10 @@ class CaseLibraryAdmin(
         operator = request.user.get_username()
         data = form.cleaned_data
         if change:
+            # Only what this page changed (CaseForm): a colleague's save since stays.
             changes = form.changes(EDITABLE_FIELDS)
+            for name, value in form.untouched(changes).items():
+                setattr(obj, name, value)
             if changes or obj.updated_by == SYSTEM_USER:  # unchanged: confirms the proposal
                 case_update(case=obj, updated_by=operator, **changes)
             return

@@ -148,6 +148,19 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
     return case
 
 
+def case_fields_for_update(*, case_id: str, fields: Collection[str]) -> dict[str, Any] | None:
+    """The case's `fields` as stored now, its row locked until the caller's transaction
+    ends (None if the case is gone).
+
+    An editor that compares them with the values its page showed, and then saves in the
+    same transaction, writes over no colleague's save it has not seen.
+    """
+    with transaction.atomic():  # outside a transaction, the lock would be an error
+        return (
+            CaseLibrary.objects.select_for_update().filter(case_id=case_id).values(*fields).first()
+        )
+
+
 def cases_set_category(*, case_ids: Collection[str], fault_category: str, updated_by: str) -> int:
     """Bulk "set category"; returns how many cases changed."""
     _check_category(fault_category)
