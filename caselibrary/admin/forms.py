@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from caselibrary.error_codes import normalise_error_code
 from caselibrary.services.cases import case_fields_for_update, session_can_become_case
+from config.api import shows_words
 from diagnosis.models import DiagnosisSession
 
 # The sessions' "create a case" action gives the same reason, in the same words.
@@ -81,6 +82,9 @@ class CaseTextField(forms.CharField):
 
     def to_python(self, value: Any) -> str | None:
         text = super().to_python(value)
+        # Invisible characters alone are blank, as in the API and the import.
+        if text and not shows_words(text):
+            return self.empty_value
         return text.replace("\r\n", "\n").replace("\r", "\n") if text else text
 
     def has_changed(self, initial: Any, data: Any) -> bool:
