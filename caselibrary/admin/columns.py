@@ -5,7 +5,6 @@ from typing import Any
 
 from django.contrib import admin
 from django.urls import reverse
-from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
@@ -48,14 +47,19 @@ class CaseColumnsMixin:
         # the whole id in its title), and who changed it last.
         return format_html(
             '{}{} <span class="case-session" title="{}">{}</span><br>'
-            '<span class="quiet"><span class="case-who" title="{}">{}</span>, {}</span>',
+            '<span class="quiet"><span class="case-who" title="{}">{}</span>, '
+            '<time datetime="{}" title="{}">{}</time></span>',
             self.merged_into_marker(obj),
             SOURCE_SHORT.get(obj.source_type, obj.source_type),
             obj.diagnosis_id or "",
             self.session_column(obj),
             obj.updated_by,
             obj.updated_by,
-            date_format(localtime(obj.updated_at), "SHORT_DATE_FORMAT"),
+            # The day as every list writes it (diagnosis/admin_times.py), the same in both
+            # languages: "12/07/2026" in English read as July, month first.
+            localtime(obj.updated_at).isoformat(),
+            long_time(obj.updated_at),
+            f"{localtime(obj.updated_at):%Y-%m-%d}",
         )
 
     @staticmethod
@@ -84,9 +88,10 @@ class CaseColumnsMixin:
         if last:
             lines.append(
                 format_html(
-                    '<span class="quiet" title="{}">{}</span>',
+                    '<span class="quiet" title="{}: {}">{}</span>',
                     _("last hit"),
-                    date_format(localtime(last), "SHORT_DATE_FORMAT"),
+                    long_time(last),
+                    f"{localtime(last):%Y-%m-%d}",
                 )
             )
         return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines))
