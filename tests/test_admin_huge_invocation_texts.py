@@ -137,22 +137,26 @@ def huge_spans() -> DiagnosisSession:
     session = DiagnosisSession.objects.create(session_id="huge-spans", query="q")
     now = timezone.now()
     Span.objects.bulk_create(
-        Span(
-            session=session,
-            trace_id="0" * 31 + "1",
-            span_id=f"{n:016x}",
-            name="execute_tool search",
-            role="tool",
-            started_at=now + timedelta(milliseconds=n),
-            ended_at=now + timedelta(milliseconds=n + 5),
-            arguments=ARGUMENTS,
-            result=RESULT,
-            attributes={
-                "gen_ai.tool.call.arguments": ARGUMENTS,
-                "gen_ai.tool.call.result": RESULT,
-            },
-        )
-        for n in range(1, 601)
+        [
+            Span(
+                session=session,
+                trace_id="0" * 31 + "1",
+                span_id=f"{n:016x}",
+                name="execute_tool search",
+                role="tool",
+                started_at=now + timedelta(milliseconds=n),
+                ended_at=now + timedelta(milliseconds=n + 5),
+                arguments=ARGUMENTS,
+                result=RESULT,
+                attributes={
+                    "gen_ai.tool.call.arguments": ARGUMENTS,
+                    "gen_ai.tool.call.result": RESULT,
+                },
+            )
+            for n in range(1, 601)
+        ],
+        # 600 in one statement pass MariaDB's max_allowed_packet (16 MB).
+        batch_size=100,
     )
     return session
 

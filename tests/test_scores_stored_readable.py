@@ -3,9 +3,13 @@ the factors' Chinese descriptions as themselves, not as \\u escapes (MariaDB kee
 text, so `SELECT self_evaluation` shows what was written, and `LIKE '%调用失败%'` finds
 nothing in escaped text)."""
 
+import io
+
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
+from diagnosis.models import DiagnosisSession
 from evaluation.services import session_evaluate, session_opinion_form
 from evaluation.tasks import session_score
 from tests.factories import DiagnosisSessionFactory, ToolInvocationFactory
@@ -54,3 +58,15 @@ def test_an_opinion_kept_beside_a_new_score_stays_readable(settings) -> None:  #
     assert "\\u" not in text
     assert "L0 精确匹配命中" in text
     assert '"llm_opinion"' in text
+
+
+def test_a_rescore_that_changes_no_score_writes_no_session() -> None:
+    session = DiagnosisSessionFactory(succeeded=True, session_id="scored-once")
+    ToolInvocationFactory(session=session, status="FAILED", kind="retrieval")
+    ToolInvocationFactory(session=session, match_level="L1")
+    call_command("rescore", "--all", stdout=io.StringIO(), stderr=io.StringIO())
+    before = DiagnosisSession.objects.values_list("updated_at", "self_evaluation").get()
+
+    call_command("rescore", "--all", stdout=io.StringIO(), stderr=io.StringIO())
+
+    assert DiagnosisSession.objects.values_list("updated_at", "self_evaluation").get() == before
