@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from django.db import connection
+from django.test import Client
 
 from tests.factories import DiagnosisSessionFactory
 from tests.test_settings import load_settings, refusal
@@ -76,3 +77,45 @@ def test_a_completion_waiting_for_a_held_session_row_answers_503_and_logs_a_lock
     assert not any("database unavailable" in line for line in lines), lines
     # The connection is kept: the next request is served on it.
     assert api.get("/api/sessions/held-1").json()["status"] == "RUNNING"
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_an_otlp_export_waiting_for_a_held_session_row_answers_503_after_one_wait(
+    make_client, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Not retried as a lost race: five waits of DB_LOCK_WAIT_TIMEOUT outlasted gunicorn's
+    # worker timeout, and the worker was killed without an answer.
+    from tests.otlp import export, new_span_id, new_trace_id, post, span
+
+    key = make_client("agent").raw_key
+    DiagnosisSessionFactory(session_id="held-2")
+    trace, root = new_trace_id(), new_span_id()
+    body = export(
+        span("invoke_agent", trace_id=trace, span_id=root, attributes={"session.id": "held-2"}),
+        span(
+            "execute_tool search",
+            trace_id=trace,
+            parent=root,
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"},
+        ),
+    )
+    holder = connection.copy()
+    holder.set_autocommit(False)
+    holder.cursor().execute(
+        "SELECT * FROM diagnosis_session WHERE session_id = 'held-2' FOR UPDATE"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION innodb_lock_wait_timeout = 1")
+    try:
+        with caplog.at_level(logging.WARNING):
+            response = post(Client(), body, key=key)
+    finally:
+        holder.rollback()
+        holder.close()
+
+    assert response.status_code == 503
+    assert response["Retry-After"]
+    lines = [record.getMessage() for record in caplog.records]
+    assert sum(line.startswith("database lock wait: ") for line in lines) == 1, lines
+    assert not any("lost a race" in line for line in lines), lines

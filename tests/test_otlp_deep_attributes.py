@@ -187,17 +187,20 @@ def test_json_nested_past_mariadbs_limit_is_neither_a_lost_race_nor_an_outage() 
     assert outage_kind(error) is None
 
 
-@pytest.mark.parametrize(
-    ("code", "message"),
-    [
-        (1213, "Deadlock found when trying to get lock; try restarting transaction"),
-        (1205, "Lock wait timeout exceeded; try restarting transaction"),
-    ],
-)
-def test_a_transaction_rolled_back_for_another_s_locks_is_a_race_retried(code, message) -> None:
+def test_a_transaction_rolled_back_for_a_deadlock_is_a_race_retried() -> None:
     from django.db import OperationalError
 
-    assert lost_a_race(OperationalError(code, message))
+    deadlock = "Deadlock found when trying to get lock; try restarting transaction"
+    assert lost_a_race(OperationalError(1213, deadlock))
+
+
+def test_a_lock_waited_for_in_vain_is_no_race_to_wait_for_again() -> None:
+    # Each attempt would wait DB_LOCK_WAIT_TIMEOUT again (test_database_lock_waits).
+    from django.db import OperationalError
+
+    waited = OperationalError(1205, "Lock wait timeout exceeded; try restarting transaction")
+    assert not lost_a_race(waited)
+    assert outage_kind(waited) == "database"
 
 
 def test_a_database_gone_is_no_race_to_retry_at_once() -> None:
