@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from caselibrary.error_codes import error_code_key, find_error_codes
-from caselibrary.models import TITLE_FROM_QUERY_LENGTH
 from caselibrary.search_text import normalise_text, search_terms, text_key
 
 # A passage longer than this is cut at paragraph ends (e5 reads about 512 tokens; a
@@ -85,16 +84,6 @@ def exact_keys(*, title: str, error_code: str | None) -> list[str]:
     if normalise_text(title):
         keys.append(f"title:{text_key(title)}")
     return list(dict.fromkeys(key[:128] for key in keys))
-
-
-def question_title_keys(question: str) -> list[str]:
-    """The title keys a question matches exactly: its own, and, when it is longer than a
-    title made from a question (caselibrary.models.title_from_query), that of its first
-    characters, so that a long question asked again finds the case its answer made."""
-    if not normalise_text(question):
-        return []
-    titles = dict.fromkeys([question, question[:TITLE_FROM_QUERY_LENGTH]])
-    return [f"title:{text_key(title)}" for title in titles if normalise_text(title)]
 
 
 def embedding_input(title: str, kind: str, text: str) -> str:
