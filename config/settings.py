@@ -190,14 +190,18 @@ REDIS_URL = env_redis_url("REDIS_URL")
 # database's name it keeps the cache of one environment (cached API keys, rate-limit
 # counters, login lockouts) apart from another's on a shared Redis database.
 _QUEUE_NAME = env_str("Q_CLUSTER_NAME", "diagnosis")
-# Digested: a SQLite path may hold spaces, which Django warns of in a cache key.
-_DATABASE_DIGEST = hashlib.sha256(str(_database["NAME"]).encode()).hexdigest()[:12]
+# Digested (a SQLite path may hold spaces, which Django warns of in a cache key): the
+# database's server and name, so that staging and production on two servers, each with
+# a database named "diagnosis", keep apart too. Nodes that reach one database by
+# different addresses set CACHE_KEY_PREFIX alike.
+_DATABASE_NAMED = f"{_database.get('HOST', '')}:{_database.get('PORT', '')}/{_database['NAME']}"
+_DATABASE_DIGEST = hashlib.sha256(_DATABASE_NAMED.encode()).hexdigest()[:12]
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "config.cache_backend.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": f"{_QUEUE_NAME}:{_DATABASE_DIGEST}",
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", f"{_QUEUE_NAME}:{_DATABASE_DIGEST}"),
             # A Redis that hangs: a 503 in 5 s (a ?socket_timeout= in REDIS_URL wins), then
             # at once for 5 s (config/cache_backend.py).
             "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},

@@ -26,8 +26,9 @@ print(seen)
 """
 
 
-def node(database: str, queue: str, *args: str) -> str:
+def node(database: str, queue: str, *args: str, prefix: str = "") -> str:
     env = {
+        "CACHE_KEY_PREFIX": prefix,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DEBUG": "1",
         "PATH": "/usr/bin:/bin",
@@ -63,9 +64,10 @@ def shared_redis() -> Iterator[None]:
     "staging",
     [
         ("mysql://root@127.0.0.1:3306/diagnosis_staging", "diagnosis"),
+        ("mysql://root@db-staging:3306/diagnosis", "diagnosis"),
         ("mysql://root@127.0.0.1:3306/diagnosis", "diagnosis-staging"),
     ],
-    ids=["another database", "another queue name"],
+    ids=["another database", "another server", "another queue name"],
 )
 def test_an_environment_does_not_see_what_another_cached_in_the_same_redis_database(
     shared_redis: None, staging: tuple[str, str]
@@ -77,9 +79,16 @@ def test_an_environment_does_not_see_what_another_cached_in_the_same_redis_datab
     assert node(*staging, "get") == "staging's key"
 
 
-def test_the_nodes_of_one_environment_share_their_cache_whatever_address_they_reach_it_by(
-    shared_redis: None,
-) -> None:
-    node("mysql://root@10.0.0.5:3306/diagnosis", "diagnosis", "set", "production's key")
+def test_the_nodes_of_one_environment_share_their_cache(shared_redis: None) -> None:
+    node("mysql://root@db.internal:3306/diagnosis", "diagnosis", "set", "production's key")
 
     assert node("mysql://root@db.internal:3306/diagnosis", "diagnosis", "get") == "production's key"
+
+
+def test_nodes_that_reach_the_database_by_different_addresses_share_one_prefix_set_alike(
+    shared_redis: None,
+) -> None:
+    node("mysql://root@10.0.0.5:3306/diagnosis", "diagnosis", "set", "its key", prefix="prod")
+
+    shared = node("mysql://root@db.internal:3306/diagnosis", "diagnosis", "get", prefix="prod")
+    assert shared == "its key"
