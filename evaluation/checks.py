@@ -48,7 +48,7 @@ def task_queue_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "Q_WORKERS is 1: the case indexer holds a worker in 20-second turns, so a "
                 "session's scoring may wait up to 20 s for it",
                 hint="Set Q_WORKERS to 2 or more, unless other qcluster nodes share the queue.",
-                id="evaluation.W002",
+                id="evaluation.W003",
             )
         )
     return problems

@@ -234,7 +234,7 @@ def test_a_single_worker_is_warned_of_the_case_indexer_holding_it(settings) -> N
 
     (warning,) = task_queue_settings()
 
-    assert warning.id == "evaluation.W002"
+    assert warning.id == "evaluation.W003"
     assert warning.msg == (
         "Q_WORKERS is 1: the case indexer holds a worker in 20-second turns, so a session's "
         "scoring may wait up to 20 s for it"
