@@ -154,9 +154,11 @@ def request_decoded(body: bytes, encoding: Encoding) -> Decoded:
                 raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
             decoded = Decoded(*repaired)
     if decoded.notes or decoded.lost:
+        # Text read with U+FFFD for bytes that were not UTF-8 (notes), and spans lost for
+        # a field that could not be read (a base64 id in OTLP JSON, say).
         told = [text for _, text in decoded.notes] + decoded.lost
         logger.warning(
-            "read %d strings or field names that were not valid UTF-8 with U+FFFD: %s",
+            "%d notes about the body as read (text not UTF-8, fields not readable): %s",
             len(told),
             "; ".join(told[:5]),
         )
