@@ -42,10 +42,12 @@ def declared_indexes_present(
                 table = model._meta.db_table
                 if table not in tables:
                     continue
-                present = connection.introspection.get_constraints(cursor, table).values()
+                constraints = connection.introspection.get_constraints(cursor, table)
+                present = constraints.values()
                 for wanted in _declared(model):
                     if not _covered(wanted, model, present):
-                        problems.append(_missing(connection, model, wanted))
+                        named = _free_name(wanted, taken=set(constraints))
+                        problems.append(_missing(connection, model, named))
     return problems
 
 
@@ -79,6 +81,21 @@ def _declared(model: type[models.Model]) -> Iterator[models.Index | models.Uniqu
         unique = isinstance(constraint, models.UniqueConstraint)
         if unique and constraint.fields and constraint.condition is None:
             yield constraint
+
+
+def _free_name(
+    wanted: models.Index | models.UniqueConstraint, *, taken: set[str]
+) -> models.Index | models.UniqueConstraint:
+    """`wanted` under a name the table does not hold already: an adopted table may have an
+    index of that name on other columns, and the statement would fail (1061)."""
+    if wanted.name not in taken:
+        return wanted
+    name = next(
+        f"{wanted.name[:60]}_{n}" for n in range(2, 100) if f"{wanted.name[:60]}_{n}" not in taken
+    )
+    copy = wanted.clone()
+    copy.name = name
+    return copy
 
 
 def _columns(model: type[models.Model], wanted: models.Index | models.UniqueConstraint) -> list:

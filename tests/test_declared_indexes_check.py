@@ -86,3 +86,27 @@ def test_nothing_is_judged_while_a_migration_of_the_service_is_not_applied() -> 
         assert "diagnosis_session has no index on (created_at)" in database_check()
     finally:
         restore_index("diagnosis_session", "idx_session_created", "created_at")
+
+
+def test_a_missing_index_whose_name_another_index_holds_is_hinted_under_a_free_name() -> None:
+    # An adopted table's own idx_case_created on other columns: CREATE INDEX of that name
+    # would fail (1061 Duplicate key name).
+    drop_index("case_library", "idx_case_created")
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE INDEX idx_case_created ON case_library (title)")
+    try:
+        report = database_check()
+
+        assert "case_library has no index on (created_at)" in report
+        statement = hinted_statement(report, "case_library")
+        assert "idx_case_created_2" in statement
+        with connection.cursor() as cursor:
+            cursor.execute(statement)
+        assert "case_library has no index" not in database_check()
+    finally:
+        drop_index("case_library", "idx_case_created")
+        with connection.cursor() as cursor:
+            hinted = connection.introspection.get_constraints(cursor, "case_library")
+        if "idx_case_created_2" in hinted:
+            drop_index("case_library", "idx_case_created_2")
+        restore_index("case_library", "idx_case_created", "created_at")
