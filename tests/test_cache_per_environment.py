@@ -5,10 +5,12 @@ share rate-limit counters or login lockouts. The nodes of one environment share 
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.processes import ROOT
+from tests.test_settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -26,9 +28,8 @@ print(seen)
 """
 
 
-def node(database: str, queue: str, *args: str, prefix: str = "") -> str:
+def node(database: str, queue: str, *args: str) -> str:
     env = {
-        "CACHE_KEY_PREFIX": prefix,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DEBUG": "1",
         "PATH": "/usr/bin:/bin",
@@ -60,35 +61,57 @@ def shared_redis() -> Iterator[None]:
     client.flushdb()
 
 
-@pytest.mark.parametrize(
-    "staging",
-    [
-        ("mysql://root@127.0.0.1:3306/diagnosis_staging", "diagnosis"),
-        ("mysql://root@db-staging:3306/diagnosis", "diagnosis"),
-        ("mysql://root@127.0.0.1:3306/diagnosis", "diagnosis-staging"),
-    ],
-    ids=["another database", "another server", "another queue name"],
-)
+@pytest.fixture
+def production(tmp_path: Path) -> tuple[str, str]:
+    return (f"sqlite:///{tmp_path}/production.sqlite3", "diagnosis")
+
+
+@pytest.mark.parametrize("other", ["database", "queue name"])
 def test_an_environment_does_not_see_what_another_cached_in_the_same_redis_database(
-    shared_redis: None, staging: tuple[str, str]
+    shared_redis: None, production: tuple[str, str], tmp_path: Path, other: str
 ) -> None:
-    production = ("mysql://root@127.0.0.1:3306/diagnosis", "diagnosis")
+    if other == "database":
+        staging = (f"sqlite:///{tmp_path}/staging.sqlite3", "diagnosis")
+    else:
+        staging = (production[0], "diagnosis-staging")
     node(*staging, "set", "staging's key")
 
     assert node(*production, "get") == "None"
     assert node(*staging, "get") == "staging's key"
 
 
-def test_the_nodes_of_one_environment_share_their_cache(shared_redis: None) -> None:
-    node("mysql://root@db.internal:3306/diagnosis", "diagnosis", "set", "production's key")
-
-    assert node("mysql://root@db.internal:3306/diagnosis", "diagnosis", "get") == "production's key"
-
-
-def test_nodes_that_reach_the_database_by_different_addresses_share_one_prefix_set_alike(
-    shared_redis: None,
+def test_the_nodes_of_one_environment_share_their_cache(
+    shared_redis: None, production: tuple[str, str]
 ) -> None:
-    node("mysql://root@10.0.0.5:3306/diagnosis", "diagnosis", "set", "its key", prefix="prod")
+    node(*production, "set", "production's key")
 
-    shared = node("mysql://root@db.internal:3306/diagnosis", "diagnosis", "get", prefix="prod")
-    assert shared == "its key"
+    assert node(*production, "get") == "production's key"
+
+
+def prefix(monkeypatch: pytest.MonkeyPatch, database_url: str, **env: str) -> str:
+    loaded = load_settings(
+        monkeypatch, DEBUG="1", REDIS_URL=REDIS_URL, DATABASE_URL=database_url, **env
+    )
+    return loaded["CACHES"]["default"]["KEY_PREFIX"]
+
+
+def test_databases_of_one_name_on_two_servers_are_two_environments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    staging = prefix(monkeypatch, "mysql://root@db-staging:3306/diagnosis")
+    production = prefix(monkeypatch, "mysql://root@db-prod:3306/diagnosis")
+
+    assert staging != production
+
+
+def test_nodes_that_reach_the_database_by_different_addresses_share_the_prefix_set_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    by_address = prefix(
+        monkeypatch, "mysql://root@10.0.0.5:3306/diagnosis", CACHE_KEY_PREFIX="prod"
+    )
+    by_name = prefix(
+        monkeypatch, "mysql://root@db.internal:3306/diagnosis", CACHE_KEY_PREFIX="prod"
+    )
+
+    assert by_address == by_name == "prod"
