@@ -83,9 +83,8 @@ def feedback_submit(
             statement = {"feedback": feedback, **checked.details(), "channel": channel}
             if _latest_statement(session_id) != statement:
                 FeedbackEntry.objects.create(session_id=session_id, **statement)
-                # New words saying the answer is wrong reopen its bad case (a changed
-                # verdict has reopened it already).
-                if feedback == Feedback.NOT_USEFUL and not result.changed:
+                # New words saying the answer is wrong reopen its bad case.
+                if feedback == Feedback.NOT_USEFUL:
                     bad_case_reopen(session_id=session_id)
     else:
         result = _submit(session_id, feedback)
@@ -208,41 +207,26 @@ def _useful(session_id: str) -> FeedbackResult:
 _MAY_TURN_NOT_USEFUL = DiagnosisSession.objects.exclude(status=SessionStatus.RUNNING).exclude(
     feedback=Feedback.NOT_USEFUL
 )
-# Of those, the ones given no feedback yet: never a bad case, so without a review to reopen.
-_FIRST_FEEDBACK = DiagnosisSession.objects.exclude(status=SessionStatus.RUNNING).filter(
-    feedback__isnull=True
-)
 
 
 def feedback_not_useful(*, session_id: str) -> FeedbackResult:
-    """Mark the session a bad case, reopening its review if it was resolved.
+    """Mark the session a bad case.
 
-    A session's first feedback is one conditional UPDATE, the button's whole cost: it
-    writes no case and has no review to reopen, so it needs no lock held across
-    statements. Only when it matched nothing does a read say why (unknown, still
-    running, already not_useful, or useful until now); a useful turned not_useful is
-    written, and its review reopened, in one transaction.
+    One conditional UPDATE, the button's whole cost when it changes something: it
+    writes no case, so it needs no lock held across statements. Only when it matched
+    nothing does a read say why (unknown, still running, or already not_useful).
     """
     now = timezone.now()
-    values = {"feedback": Feedback.NOT_USEFUL, "feedback_at": now, "updated_at": now}
-    updated = _FIRST_FEEDBACK.filter(session_id=session_id).update(**values)
-    if not updated:
-        session = (
-            DiagnosisSession.objects.filter(session_id=session_id)
-            .only("status", "feedback")
-            .first()
-        )
+    updated = _MAY_TURN_NOT_USEFUL.filter(session_id=session_id).update(
+        feedback=Feedback.NOT_USEFUL, feedback_at=now, updated_at=now
+    )
+    if updated:
+        transaction.on_commit(partial(metrics.feedback_recorded, Feedback.NOT_USEFUL), robust=True)
+    else:
+        session = DiagnosisSession.objects.filter(session_id=session_id).only("status").first()
         if session is None:
             raise FeedbackSessionNotFound()
         _check_open_to_feedback(session)
-        if session.feedback != Feedback.NOT_USEFUL:
-            with transaction.atomic():
-                # Still conditional: a request changing the verdict meanwhile wins once.
-                updated = _MAY_TURN_NOT_USEFUL.filter(session_id=session_id).update(**values)
-                if updated:
-                    bad_case_reopen(session_id=session_id)
-    if updated:
-        transaction.on_commit(partial(metrics.feedback_recorded, Feedback.NOT_USEFUL), robust=True)
     return FeedbackResult(
         session_id=session_id, feedback=Feedback.NOT_USEFUL, case_id=None, changed=bool(updated)
     )
