@@ -119,3 +119,17 @@ def test_an_otlp_export_waiting_for_a_held_session_row_answers_503_after_one_wai
     lines = [record.getMessage() for record in caplog.records]
     assert sum(line.startswith("database lock wait: ") for line in lines) == 1, lines
     assert not any("lost a race" in line for line in lines), lines
+
+
+def test_a_lowered_read_timeout_lowers_the_default_lock_wait_below_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loaded = load_settings(monkeypatch, DEBUG="1", DATABASE_URL=MARIADB, DB_READ_TIMEOUT="5")
+
+    assert "innodb_lock_wait_timeout=4" in loaded["DATABASES"]["default"]["OPTIONS"]["init_command"]
+
+
+def test_a_read_timeout_of_one_second_still_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_settings(monkeypatch, DEBUG="1", DATABASE_URL=MARIADB, DB_READ_TIMEOUT="1")
+
+    assert "innodb_lock_wait_timeout=1" in loaded["DATABASES"]["default"]["OPTIONS"]["init_command"]

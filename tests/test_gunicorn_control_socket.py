@@ -2,6 +2,7 @@
 masters of one user never share the default path in the home directory (the second took
 it over, and `gunicornc` then managed the other instance than the one it was pointed at)."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,14 @@ def sockets_while_serving(tmp_path: Path, **extra: str) -> list[Path]:
     )
     web, _ = start_gunicorn(env, workers=1, args=("-c", "config/gunicorn.conf.py"))
     try:
-        return sorted(path for folder in (home, run) for path in folder.rglob("*.ctl"))
+        # The master opens its socket beside serving, not before: on a busy machine it
+        # came a moment after the first answer. Looked for up to 5 s.
+        deadline = time.monotonic() + 5
+        while True:
+            found = sorted(path for folder in (home, run) for path in folder.rglob("*.ctl"))
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.1)
     finally:
         stop_group(web)
 
