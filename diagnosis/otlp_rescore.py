@@ -13,36 +13,23 @@ the task replaces it.
 
 from collections.abc import Iterable
 
-from django.db import connection
-
 from config.queue import enqueue_on_commit
 from diagnosis.models import DiagnosisSession, SessionStatus
 from diagnosis.services import SCORING_GROUP, SCORING_TASK
 
 # The opinion's key in self_evaluation (the contract's name; evaluation writes it).
-_OPINION_PATH = "'$.llm_opinion'"
-_OPINION_DROPPED = (
-    "UPDATE {table} SET self_evaluation = JSON_REMOVE(self_evaluation, {path}) "
-    "WHERE session_id IN ({placeholders}) AND JSON_EXTRACT(self_evaluation, {path}) IS NOT NULL"
-)
+_OPINION_KEY = "llm_opinion"
 
 
 def scored_again(sessions: Iterable[DiagnosisSession]) -> None:
     """The SUCCESS sessions among `sessions` (locked by the caller) scored again after the
     commit, their opinion formed again (see the module's docstring)."""
-    session_ids = sorted(
-        {session.session_id for session in sessions if session.status == SessionStatus.SUCCESS}
-    )
-    if not session_ids:
-        return
-    sql = _OPINION_DROPPED.format(
-        table=connection.ops.quote_name(DiagnosisSession._meta.db_table),
-        path=_OPINION_PATH,
-        placeholders=", ".join(["%s"] * len(session_ids)),
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, session_ids)
-    for session_id in session_ids:
+    scored = {s.session_id: s for s in sessions if s.status == SessionStatus.SUCCESS}
+    for session_id in sorted(scored):
+        evaluation = scored[session_id].self_evaluation
+        if isinstance(evaluation, dict) and _OPINION_KEY in evaluation:
+            kept = {key: value for key, value in evaluation.items() if key != _OPINION_KEY}
+            DiagnosisSession.objects.filter(session_id=session_id).update(self_evaluation=kept)
         enqueue_on_commit(SCORING_TASK, session_id, group=SCORING_GROUP)
 
 
