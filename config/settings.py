@@ -36,12 +36,14 @@ from config.env import (
     problem,
     raise_problems,
     refused,
+)
+from config.logging_settings import logging_settings
+from config.settings_requirements import (
     require_lock_wait_below_read_timeout,
     require_openai_opinions,
     require_opinion_calls_within_task,
     require_task_timeout_below_retry,
 )
-from config.logging_settings import logging_settings
 from config.settings_rules import OPINION_LEAST as _LEAST
 
 BASE_DIR = Path(__file__).resolve().parent.parent
