@@ -307,3 +307,13 @@ def test_an_api_rate_limit_is_a_rate_or_off_and_anything_else_is_refused(
     assert load_settings(monkeypatch, DEBUG="1", **{name: "Off"})[name] is None
     with pytest.raises(ImproperlyConfigured, match=f'{name} must look like ".*/min" or be "off"'):
         load_settings(monkeypatch, DEBUG="1", **{name: "lots"})
+
+
+def test_the_api_counts_the_proxies_the_operator_names_when_reading_client_addresses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    one = load_settings(monkeypatch, DEBUG="1", TRUSTED_PROXY_COUNT="1")
+    two = load_settings(monkeypatch, DEBUG="1", TRUSTED_PROXY_COUNT="2")
+
+    assert one["REST_FRAMEWORK"]["NUM_PROXIES"] == 1
+    assert two["REST_FRAMEWORK"]["NUM_PROXIES"] == 2
