@@ -52,12 +52,17 @@ def case_plan(
     solution: str,
     error_code: str | None,
     merged: Iterable[tuple[str, str, str, str | None]] = (),
+    questions: Iterable[str] = (),
 ) -> tuple[list[Planned], list[str]]:
     """What the index holds of a case: its passages with a search term, and its exact
     keys. The cases `merged` into it (their title, root cause, solution and error code)
-    add their passages as sections and their keys."""
+    add their passages as sections and their keys. `questions`: the questions whose
+    answers made the case (and those merged into it), each whole an exact key like a
+    title: the title keeps a question's first 100 characters only, and a long question
+    asked again word for word was no exact hit on the case its own answer made."""
     parts = case_passages(title=title, root_cause=root_cause, solution=solution)
     keys = exact_keys(title=title, error_code=error_code)
+    keys += [f"title:{text_key(q)}" for q in questions if normalise_text(q)]
     for m_title, m_cause, m_solution, m_code in merged:
         parts += [
             Passage("section", p.text)

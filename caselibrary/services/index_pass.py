@@ -141,6 +141,13 @@ def _index_cases(case_ids: list[str], *, until: float) -> _Indexed:
     merged: dict[str, list[tuple]] = {}
     for row in CaseLibrary.objects.filter(case_id__in=list(into)).values_list(*columns):
         merged.setdefault(into[row[0]], []).append(row[1:])
+    # The questions whose answers made these cases (or the cases merged into them).
+    questions: dict[str, list[str]] = {}
+    for case_id, question in CaseLibrary.objects.filter(
+        case_id__in=[*rows, *into], diagnosis__isnull=False
+    ).values_list("case_id", "diagnosis__query"):
+        if question:
+            questions.setdefault(into.get(case_id, case_id), []).append(question)
     # The vectors already stored for the same text under the same model: an edit of the
     # category, or a save that changed nothing, costs no embedding.
     known = {
@@ -158,7 +165,9 @@ def _index_cases(case_ids: list[str], *, until: float) -> _Indexed:
         # A case deleted, or merged into another, has no row: its passages go.
         row = rows.get(case_id, ("", "", "", None))
         try:
-            planned, keys = case_plan(*row, merged=merged.get(case_id, ()))
+            planned, keys = case_plan(
+                *row, merged=merged.get(case_id, ()), questions=questions.get(case_id, ())
+            )
             passages, embedded, whole = _embed(case_id, row[0], planned, known, until)
         except Exception as exc:
             if isinstance(exc, EmbeddingUnavailable):
