@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 def _walk() -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- walk -->\n```sh\n(.*?)```\n<!-- /walk -->", readme, re.S)
+    block = re.search(r"<!-- walk -->\n```bash\n(.*?)```\n<!-- /walk -->", readme, re.S)
     assert block, "README.md lost its walk"
     return block.group(1)
 

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 def test_the_readme_otlp_example_makes_a_scored_session(live_server) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- otlp-walk -->\n```sh\n(.*?)```\n<!-- /otlp-walk -->", readme, re.S)
+    block = re.search(r"<!-- otlp-walk -->\n```bash\n(.*?)```\n<!-- /otlp-walk -->", readme, re.S)
     assert block, "README.md lost its OTLP example"
     _, key = ApiKey.objects.create_key(name="readme-otlp", scope="agent")
     script = re.sub(r"(?m)^export BASE=.*$", f"export BASE={live_server.url}", block.group(1))
