@@ -250,7 +250,23 @@ def env_origins(name: str, *, special: Sequence[str] = (), wildcards: bool = Fal
         return _refuse(
             name, f"{name} must list origins as scheme://host[:port], got {', '.join(wrong)}", []
         )
-    return origins
+    sent = (origin if origin in special else _origin_as_sent(origin) for origin in origins)
+    return list(dict.fromkeys(sent))
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_as_sent(origin: str) -> str:
+    """`origin` as a browser writes it in its Origin header: scheme and host in lower case,
+    without the scheme's own port ("https://Page.Example:443" is "https://page.example");
+    both libraries that read the list compare it with that header as written."""
+    parts = urlsplit(origin)
+    scheme, netloc = parts.scheme.lower(), parts.netloc.lower()
+    port = f":{_DEFAULT_PORTS[scheme]}" if scheme in _DEFAULT_PORTS else None
+    if port and netloc.endswith(port):
+        netloc = netloc.removesuffix(port)
+    return f"{scheme}://{netloc}"
 
 
 def env_rate(name: str, default: str) -> str | None:

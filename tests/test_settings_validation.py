@@ -422,3 +422,19 @@ def test_a_wildcard_origin_for_browser_feedback_is_refused_with_what_to_write(
         "CORS_ALLOWED_ORIGINS must list origins as scheme://host[:port], got "
         "'https://*.example.com' (a wildcard: list each origin)"
     ]
+
+
+def test_origins_are_kept_as_browsers_send_them_lower_case_and_without_a_default_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A browser sends "https://page.example": an upper-case host or the scheme's own port
+    # written out would never match it, and the widget could only say it cannot connect.
+    loaded = load_settings(
+        monkeypatch,
+        DEBUG="1",
+        CORS_ALLOWED_ORIGINS="https://Page.Example,https://page.example:443,HTTP://page.example:80",
+        CSRF_TRUSTED_ORIGINS="https://Admin.Example:8443,https://*.Example.com:443",
+    )
+
+    assert loaded["CORS_ALLOWED_ORIGINS"] == ["https://page.example", "http://page.example"]
+    assert loaded["CSRF_TRUSTED_ORIGINS"] == ["https://admin.example:8443", "https://*.example.com"]
