@@ -220,7 +220,7 @@ def _value(
     attributes (2 for an attribute's value; None inside one stored as its JSON text)."""
     which = value.WhichOneof("value")
     if which == "string_value":
-        text, was_cut = _redacted(value.string_value.replace("\x00", ""), redact, max_chars)
+        text, was_cut = _redacted(value.string_value, redact, max_chars)
         if was_cut:
             cut.append(key)
         return text
@@ -261,8 +261,8 @@ def _redacted(text: str, redact: Callable[[str], str], max_chars: int) -> tuple[
 
 
 def _redacted_cut(text: str, redact: Callable[[str], str], max_chars: int) -> str:
-    """A span's name or error message as stored: without NUL, as an attribute's text."""
-    return _redacted(text.replace("\x00", ""), redact, max_chars)[0]
+    """A span's name or error message as stored: redacted and cut, as an attribute's text."""
+    return _redacted(text, redact, max_chars)[0]
 
 
 def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
@@ -283,11 +283,11 @@ def _identifier(span: ProtoSpan, keys: tuple[str, ...]) -> str | None:
 
 def _user_id(span: ProtoSpan) -> str | None:
     """Who asked, stored as the REST API stores a userId: the first of USER_ATTRIBUTES that
-    holds more than whitespace, as sent (see `_identifier`) less its NUL characters (as
-    every text stored) and the whitespace around it (stored_text), then its first 64
-    characters."""
+    holds more than whitespace, as sent (see `_identifier`; its NUL characters are gone
+    with every other text's, diagnosis.otlp_wire) less the whitespace around it
+    (stored_text), then its first 64 characters."""
     for key in USER_ATTRIBUTES:
-        text = stored_text((_identifier(span, (key,)) or "").replace("\x00", ""))
+        text = stored_text(_identifier(span, (key,)) or "")
         if text:
             return text[:USER_ID_MAX_LENGTH]
     return None
@@ -325,7 +325,7 @@ def _sent_text(span: ProtoSpan, key: str) -> str | None:
     value = next((i.value for i in reversed(span.attributes) if i.key == key), None)
     if value is None or value.WhichOneof("value") != "string_value":
         return None
-    return value.string_value.replace("\x00", "")
+    return value.string_value
 
 
 def _time(nanos: int) -> datetime:

@@ -6,7 +6,9 @@ did were stored under the trace id, in a placeholder session. Once the name arri
 everything the placeholder holds moves to the named session (spans, tool facts, the case
 searches an agent made naming the trace id), with the completion when the root was among
 them, and the placeholder's creation when it is the earlier: the session began when its
-first span was stored. The placeholder goes once it is empty.
+first span was stored. The placeholder goes once it is empty. One a reader has rated
+stays: it is then the trace's session, and the rest of the trace joins it
+(diagnosis.otlp_session_keys).
 
 A trace whose root names its session (diagnosis.otlp_session_keys) may also have left
 spans in a session a span below the root named (a sub-agent's own conversation id), when
@@ -26,7 +28,7 @@ from collections.abc import Collection, Iterable
 from diagnosis.models import DiagnosisSession, SessionStatus, Span, ToolInvocation
 from diagnosis.otlp_mapping import ANSWERED_BY_TRACE_ATTRIBUTE
 from diagnosis.otlp_rescore import scored_again
-from diagnosis.otlp_session_keys import decided, stored_ranks
+from diagnosis.otlp_session_keys import decided, placeholders_rated, stored_ranks
 
 
 def placeholders_adopted(
@@ -95,12 +97,12 @@ def placeholders_joined(traces: Iterable[str]) -> set[str]:
     request's. A trace whose spans went to more than one named session, none named by its
     root, is left as it is. Returns the sessions that gained facts or their completion."""
     stored = stored_ranks(traces)
+    split = {trace: ranked for trace, ranked in stored.items() if len({s for _, s in ranked}) > 1}
+    rated = placeholders_rated(split)
     named, rooted, holders = {}, set(), set()
-    for trace, ranked in stored.items():
+    for trace, ranked in split.items():
         held = {session_id for _, session_id in ranked}
-        if len(held) < 2:
-            continue
-        session_id, by_root = decided(trace, [], ranked)
+        session_id, by_root = decided(trace, [], ranked, rated=trace in rated)
         if by_root:
             rooted.add(trace)
         elif not (trace in held and len(held - {trace}) == 1):

@@ -9,8 +9,8 @@ gets a late answer (exporters may split a trace; diagnosis.otlp_rescore).
 
 What is stored otherwise than sent (a tool hint ignored, a session id no session can
 have, a tool span without a tool name) is stored all the same and told: in the answer's
-notes and in one warning for the request (how many, the first few). Only what cannot be
-stored is rejected.
+notes and in the request's one warning, with the notes about its body as read
+(diagnosis.otlp_views). Only what cannot be stored is rejected.
 """
 
 import logging
@@ -56,8 +56,6 @@ logger = logging.getLogger(__name__)
 
 # What was read otherwise than sent, by the trace and span id of the span it is about.
 Notes = dict[tuple[str, str], list[str]]
-# How many of a request's notes its one log line shows (the answer lists them all).
-_NOTES_LOGGED = 5
 
 
 @dataclass(frozen=True)
@@ -68,6 +66,7 @@ class IngestResult:
     notes: list[str] = field(default_factory=list)  # about spans stored, not rejected
     # The (trace id, span id) of the request's spans that are stored, now or before.
     kept: frozenset[tuple[str, str]] = frozenset()
+    noted: tuple[str, str] | None = None  # the first span `notes` are about
 
 
 def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) -> IngestResult:
@@ -91,8 +90,8 @@ def traces_ingest(*, records: list[SpanRecord], rejected: Iterable[str] = ()) ->
     logger.info(
         "spans received", extra={"stored": accepted, "duplicates": duplicates, "rejected": refused}
     )
-    notes = _told(stored.new, stored.notes)
-    return IngestResult(accepted, duplicates, stored.rejected, notes, stored.kept)
+    notes, noted = _told(stored.new, stored.notes)
+    return IngestResult(accepted, duplicates, stored.rejected, notes, stored.kept, noted)
 
 
 @dataclass(frozen=True)
@@ -140,27 +139,17 @@ def _split_traces_settled(traces: set[str], unsettled: set[str]) -> None:
         scored_again(DiagnosisSession.objects.filter(session_id__in=joined - settled))
 
 
-def _told(stored: list[SpanRecord], notes: Notes) -> list[str]:
-    """The notes about the spans this request stored, logged in one WARNING for the
-    request (how many, the first few, the first span's ids): the notes about a span
-    rejected, or stored by an earlier request, are not told again."""
+def _told(stored: list[SpanRecord], notes: Notes) -> tuple[list[str], tuple[str, str] | None]:
+    """The notes about the spans this request stored, and the (trace id, span id) of the
+    first span they are about: the notes about a span rejected, or stored by an earlier
+    request, are not told again. The view logs them with the request's other notes."""
     told, first = [], None
     for record in stored:
         about = notes.get((record.trace_id, record.span_id), ())
         if about and first is None:
-            first = record
+            first = (record.trace_id, record.span_id)
         told += about
-    if first is not None:
-        shown = "; ".join(told[:_NOTES_LOGGED])
-        more = f"; and {len(told) - _NOTES_LOGGED} more" if len(told) > _NOTES_LOGGED else ""
-        logger.warning(
-            "%d notes about spans stored: %s%s",
-            len(told),
-            shown,
-            more,
-            extra={"trace_id": first.trace_id, "span_id": first.span_id, "notes": len(told)},
-        )
-    return told
+    return told, first
 
 
 def _checked_facts(

@@ -9,7 +9,10 @@ request. So a name is ranked by where its span stands: the root (no parent) firs
 span whose parent is remote (the top of an agent's run behind a gateway), then any other.
 The best-ranked name of the trace wins, among the request's spans and those stored (a
 stored span names the session it is in, unless that is the trace-id placeholder); at the
-same rank, the session the trace's spans already went to, else the first name seen.
+same rank, the session the trace's spans already went to, else the first name seen. A
+placeholder a reader has rated (its root completed it) names the session too: it cannot
+move, the reader's rating being of it, so the rest of its trace joins it rather than
+start a session that no root would ever complete.
 
 Once a root (or a remote-parented top) has named the trace's session, what the trace
 stored elsewhere meanwhile moves there (diagnosis.otlp_placeholders): the trace-id
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from django.db.models import Case, IntegerField, Value, When
 
-from diagnosis.models import SESSION_ID_PATTERN, Span
+from diagnosis.models import SESSION_ID_PATTERN, DiagnosisSession, Span
 from diagnosis.otlp_mapping import REMOTE_PARENT_ATTRIBUTE, SpanRecord
 
 # Where a span naming a session stands in its trace, the nearest the root first.
@@ -56,9 +59,13 @@ def trace_sessions(
         else:
             named.setdefault(record.trace_id, [])
     stored = stored_ranks(named)
+    # Only a placeholder another name contends with may decide anything by being rated.
+    rated = placeholders_rated(
+        {t: held for t, held in stored.items() if named[t] or len({s for _, s in held}) > 1}
+    )
     sessions, rooted, provisional = {}, set(), set()
     for trace, hints in named.items():
-        session_id, by_root = decided(trace, hints, stored.get(trace, set()))
+        session_id, by_root = decided(trace, hints, stored.get(trace, set()), rated=trace in rated)
         sessions[trace] = session_id
         if by_root:
             rooted.add(trace)
@@ -78,14 +85,20 @@ def trace_sessions(
 
 
 def decided(
-    trace: str, hints: list[tuple[int, str]], stored: Iterable[tuple[int, str]]
+    trace: str,
+    hints: list[tuple[int, str]],
+    stored: Iterable[tuple[int, str]],
+    *,
+    rated: bool = False,
 ) -> tuple[str, bool]:
     """The session of `trace`, and whether a root (or a remote-parented top) named it,
     the only session so named: the best-ranked of the names sent now (`hints`, in the
-    order seen) and of the named sessions its stored spans are in; at the same rank the
-    stored (where the trace's spans already went) before the sent. The trace id when
-    none names one."""
-    candidates = [(rank, 0, session) for rank, session in sorted(stored) if session != trace]
+    order seen) and of the named sessions its stored spans are in, its placeholder among
+    them when `rated` (a reader rated it); at the same rank the stored (where the trace's
+    spans already went) before the sent. The trace id when none names one."""
+    candidates = [
+        (rank, 0, session) for rank, session in sorted(stored) if session != trace or rated
+    ]
     candidates += [(rank, 1, session) for rank, session in hints]
     if not candidates:
         return trace, False
@@ -119,6 +132,16 @@ def stored_ranks(traces: Iterable[str]) -> Stored:
     for trace, found, session_id in rows:
         stored[trace].add((found, session_id))
     return stored
+
+
+def placeholders_rated(stored: Stored) -> frozenset[str]:
+    """The traces among `stored` whose placeholder (the session named by the trace id)
+    holds spans of them and has been rated; a query only when there is a placeholder."""
+    held = [trace for trace, ranked in stored.items() if any(s == trace for _, s in ranked)]
+    if not held:
+        return frozenset()
+    rated = DiagnosisSession.objects.filter(session_id__in=held, feedback__isnull=False)
+    return frozenset(rated.values_list("session_id", flat=True))
 
 
 def _rank(record: SpanRecord) -> int:

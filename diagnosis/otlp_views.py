@@ -23,7 +23,7 @@ from diagnosis.models import ApiKey, ApiPermission
 from diagnosis.otlp_lenient import Note
 from diagnosis.otlp_mapping import span_count, spans_read
 from diagnosis.otlp_races import RACE_ATTEMPTS, lost_a_race, race_named
-from diagnosis.otlp_services import traces_ingest
+from diagnosis.otlp_services import IngestResult, traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
 from diagnosis.redaction import redactor
 
@@ -153,6 +153,7 @@ def _traces(request: HttpRequest) -> HttpResponse:
         return _error(encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
     result = traces_ingest(records=read.records, rejected=[*decoded.lost, *read.rejected])
+    _notes_logged(decoded, result)
     stored, not_stored = _notes_parted(decoded.notes, result.kept)
     message = _answer_message(result.rejected, stored + result.notes, not_stored)
     # Spans stored with a note are not rejected: rejected_spans counts the spans lost, and
@@ -181,6 +182,36 @@ def _declared_length(request: HttpRequest) -> int:
         return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return 0
+
+
+# How many of a request's notes its one log line shows (the answer lists them all).
+_NOTES_LOGGED = 5
+
+
+def _notes_logged(decoded: otlp_wire.Decoded, result: IngestResult) -> None:
+    """A request's notes in one WARNING, however many there are: how many, the first few
+    of each kind (about the body as read: text not UTF-8, fields not readable; about the
+    spans stored: hints ignored, ...), and the ids of the first span they are about."""
+    body = [text for _, text in decoded.notes] + decoded.lost
+    spans = result.notes
+    first = result.noted or next((s for s, _ in decoded.notes if s and all(s)), None)
+    count = len(body) + len(spans)
+    if not count:
+        return
+    shown = body[: _NOTES_LOGGED - min(len(spans), _NOTES_LOGGED // 2)]
+    shown += spans[: _NOTES_LOGGED - len(shown)]
+    more = f"; and {count - len(shown)} more" if count > len(shown) else ""
+    ids = {"trace_id": first[0], "span_id": first[1]} if first else {}
+    logger.warning(
+        "%d notes (%d about the body as read: text not UTF-8, fields not readable; "
+        "%d about spans stored): %s%s",
+        count,
+        len(body),
+        len(spans),
+        "; ".join(shown),
+        more,
+        extra={**ids, "notes": count},
+    )
 
 
 def _notes_parted(

@@ -8,7 +8,9 @@ is not hex is passed on empty, and the span is then rejected on its own (a parti
 success) rather than the whole request. A string that is not valid UTF-8 (an SDK cut a
 character in two) is read with U+FFFD for its invalid bytes and told in the answer, as
 diagnosis.otlp_lenient says; the protobuf runtime alone would refuse the whole body. So is
-an OTLP JSON field name: repaired, it is no OTLP field, and it is ignored.
+an OTLP JSON field name: repaired, it is no OTLP field, and it is ignored. Every text of a
+span is then read without its NUL characters, which nothing stores. A compressed body
+must be whole and nothing more: bytes after its end are refused.
 
 Answers are in the request's encoding: ExportTraceServiceResponse on success (with
 `partial_success` when spans were rejected), google.rpc.Status on failure.
@@ -17,8 +19,8 @@ Answers are in the request's encoding: ExportTraceServiceResponse on success (wi
 import base64
 import binascii
 import json
-import logging
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from config.parsers import NumberTooLong, json_int
 from diagnosis.otlp_lenient import JsonRepairs, Note, json_repaired, protobuf_repaired
@@ -36,8 +39,6 @@ from diagnosis.otlp_lenient import JsonRepairs, Note, json_repaired, protobuf_re
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _READ_CHUNK = 64 * 1024
-
-logger = logging.getLogger(__name__)
 
 # google.rpc.Code values for the Status body of an error answer.
 _RPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 413: 8, 415: 3, 429: 8, 503: 14}
@@ -86,13 +87,20 @@ def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit
         # HTTP's deflate is zlib's format (RFC 1950), which the Python SDK's exporter sends
         # (zlib.compress); some clients send raw deflate (RFC 1951) under that name.
         # Raw deflate may open with two bytes that read as a zlib header: read raw then.
-        if _zlib_header(raw):
+        if not _zlib_header(raw):
+            return _inflated(raw, -zlib.MAX_WBITS, limit, name="deflate", members=False)
+        try:
+            return _inflated(raw, zlib.MAX_WBITS, limit, name="deflate", members=False)
+        except WireError as error:
+            if error.status != 400:
+                raise
             try:
-                return _inflated(raw, zlib.MAX_WBITS, limit, name="deflate", members=False)
-            except WireError as error:
-                if error.status != 400:
+                return _inflated(raw, -zlib.MAX_WBITS, limit, name="deflate", members=False)
+            except WireError as raw_error:
+                if raw_error.status != 400:
                     raise
-        return _inflated(raw, -zlib.MAX_WBITS, limit, name="deflate", members=False)
+                # Neither: what zlib's format, which the header named, found wrong is told.
+                raise error from None
     raise WireError(415, f"不支持的 Content-Encoding：{encoding}（支持 gzip、deflate）")
 
 
@@ -108,27 +116,50 @@ def _zlib_header(data: bytes) -> bool:
 
 
 def _inflated(data: bytes, wbits: int, limit: int, *, name: str, members: bool) -> bytes:
+    """`data` inflated whole. Bytes after the end of the compressed data are refused, not
+    ignored: a body cut and joined wrong, or one whose encoding is other than it says, is
+    told as such rather than read in part. With `members` (gzip), what follows a member
+    must be another whole member."""
     too_large = WireError(413, f"请求体过大（解压后上限 {limit} 字节）")
     out = bytearray()
+    first = True
+    while True:
+        try:
+            rest = _member_inflated(data, wbits, limit, out, name=name)
+        except WireError:
+            if first:
+                raise
+            raise _trailing(name, len(data), members) from None
+        if len(out) > limit:
+            raise too_large
+        if not rest:
+            return bytes(out)
+        if not members:
+            raise _trailing(name, len(rest), members)
+        data, first = rest, False
+
+
+def _member_inflated(data: bytes, wbits: int, limit: int, out: bytearray, *, name: str) -> bytes:
+    """One compressed stream at the start of `data` inflated onto `out` (stopped once `out`
+    holds more than `limit` bytes); the bytes after it."""
+    inflater = zlib.decompressobj(wbits=wbits)
     try:
-        while True:
-            inflater = zlib.decompressobj(wbits=wbits)
-            while data:
-                out += inflater.decompress(data, limit + 1 - len(out))
-                if len(out) > limit:
-                    raise too_large
-                data = inflater.unconsumed_tail
-            out += inflater.flush()
-            if not inflater.eof:
-                raise WireError(400, f"{name} 数据不完整")
-            data = inflater.unused_data
-            if not data or not members:
-                break
+        while data:
+            out += inflater.decompress(data, limit + 1 - len(out))
+            if len(out) > limit:
+                return b""
+            data = inflater.unconsumed_tail
+        out += inflater.flush()
     except zlib.error:
         raise WireError(400, f"{name} 数据无法解压") from None
-    if len(out) > limit:
-        raise too_large
-    return bytes(out)
+    if not inflater.eof:
+        raise WireError(400, f"{name} 数据不完整")
+    return inflater.unused_data
+
+
+def _trailing(name: str, count: int, members: bool) -> WireError:
+    what = f"{name} 数据结束后还有 {count} 字节多余的数据"
+    return WireError(400, what + (f"，不是另一段完整的 {name} 数据" if members else ""))
 
 
 @dataclass(frozen=True)
@@ -146,23 +177,55 @@ def request_decoded(body: bytes, encoding: Encoding) -> Decoded:
         decoded = _json_decoded(body)
     else:
         try:
-            return Decoded(ExportTraceServiceRequest.FromString(body), [])
+            decoded = Decoded(ExportTraceServiceRequest.FromString(body), [])
         except (DecodeError, ValueError, RuntimeError) as exc:
             # Read again, strings as bytes, only once the strict parse refused the body.
             repaired = protobuf_repaired(body)
             if repaired is None:
                 raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
             decoded = Decoded(*repaired)
-    if decoded.notes or decoded.lost:
-        # Text read with U+FFFD for bytes that were not UTF-8 (notes), and spans lost for
-        # a field that could not be read (a base64 id in OTLP JSON, say).
-        told = [text for _, text in decoded.notes] + decoded.lost
-        logger.warning(
-            "%d notes about the body as read (text not UTF-8, fields not readable): %s",
-            len(told),
-            "; ".join(told[:5]),
-        )
+    _spans_without_nul(decoded.request)
     return decoded
+
+
+def _spans_without_nul(request: ExportTraceServiceRequest) -> None:
+    """Every text of the request's spans without its NUL characters (U+0000), here where
+    the body becomes text, before anything reads it: what is stored of a span (its name,
+    attribute keys and values at any depth, status message, events), what is read from it
+    (session and user id, tool name, and the text the redaction's patterns read: a NUL
+    inside a secret would split it). MariaDB and SQLite store a NUL, which then breaks
+    exports and LIKE; the REST API refuses one (400), a span is read without."""
+    for resource in request.resource_spans:
+        for scope in resource.scope_spans:
+            for span in scope.spans:
+                if "\x00" in span.name:
+                    span.name = span.name.replace("\x00", "")
+                if "\x00" in span.status.message:
+                    span.status.message = span.status.message.replace("\x00", "")
+                _key_values_without_nul(span.attributes)
+                for event in span.events:
+                    if "\x00" in event.name:
+                        event.name = event.name.replace("\x00", "")
+                    _key_values_without_nul(event.attributes)
+
+
+def _key_values_without_nul(items: Iterable[KeyValue]) -> None:
+    for item in items:
+        if "\x00" in item.key:
+            item.key = item.key.replace("\x00", "")
+        _value_without_nul(item.value)
+
+
+def _value_without_nul(value: AnyValue) -> None:
+    which = value.WhichOneof("value")
+    if which == "string_value":
+        if "\x00" in value.string_value:
+            value.string_value = value.string_value.replace("\x00", "")
+    elif which == "array_value":
+        for item in value.array_value.values:
+            _value_without_nul(item)
+    elif which == "kvlist_value":
+        _key_values_without_nul(value.kvlist_value.values)
 
 
 _REFUSED = (json_format.ParseError, ValueError, TypeError, RecursionError)
