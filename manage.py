@@ -1,4 +1,5 @@
 #!/usr/bin/env python
+import atexit
 import os
 import sys
 
@@ -9,10 +10,20 @@ def main() -> None:
 
     from config.env import exit_on_configuration_error
 
+    atexit.register(_metrics_files_seen_to)
     # A setting the environment lacks or gets wrong (SECRET_KEY without DEBUG, say) stops
     # every command before it starts: one line for each.
     with exit_on_configuration_error():
         execute_from_command_line(sys.argv)
+
+
+def _metrics_files_seen_to() -> None:
+    # Every command, and the servers and workers this file starts (runserver, qcluster),
+    # leaves only what it recorded in PROMETHEUS_MULTIPROC_DIR (config.metrics). A process
+    # that never loaded the metrics made no file.
+    metrics = sys.modules.get("config.metrics")
+    if metrics is not None:
+        metrics.process_ended()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ the taxonomy's keywords; the tests feed it strings.
 
 - error code: the first code `caselibrary.error_codes.find_error_codes` finds in the
   question, else in the answer (the question names the symptom the operator searched
-  for; the answer's first code is the next best), cut to the column's 64 characters.
+  for; the answer's first code is the next best) that fits the column's 64 characters:
+  a longer one is passed over, never cut (a cut code matches nothing).
 - category: each category scores the number of its distinct keywords found in the
   question and the answer, case-insensitively; an ASCII keyword must stand as a word
   ("oom" is not found in "room"), a Chinese one anywhere. The highest score wins; a tie
@@ -102,7 +103,7 @@ def propose(*, query: str, answer: str, taxonomy: Taxonomy, default_category: st
     # One pass over both: codes come in order of appearance, so the first is the
     # question's when it has one.
     codes = find_error_codes(f"{query}\n{answer}")
-    code = codes[0][:ERROR_CODE_MAX_LENGTH] if codes else None
+    code = next((code for code in codes if len(code) <= ERROR_CODE_MAX_LENGTH), None)
     category = taxonomy.category(f"{query}\n{answer}", default=default_category)
     return Proposal(fault_category=category, error_code=code)
 

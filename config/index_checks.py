@@ -12,10 +12,12 @@ does `check --database default`. While a migration of the service's apps is not 
 yet, nothing is judged: it may be the one that makes a table or an index (an upgrade's
 `migrate` must not be stopped by what it is about to create). An index of other columns
 (the original's own) counts when it begins with the declared columns; a key counts when it
-holds the same columns.
+holds the same columns. An index a migration makes with a statement of its own, on one
+server only (SERVER_INDEXES), is checked on that server.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
@@ -25,6 +27,35 @@ from django.db.migrations.executor import MigrationExecutor
 
 # The apps whose tables the service declares (not Django's, nor django-q2's).
 SERVICE_APPS = ("diagnosis", "caselibrary", "feedback", "evaluation")
+
+
+def _on_mariadb(connection: Any) -> bool:
+    return connection.vendor == "mysql" and connection.mysql_is_mariadb
+
+
+@dataclass(frozen=True)
+class ServerIndex:
+    """An index a migration makes with its own statement on one server, which no model
+    can declare (a prefix of a JSON column)."""
+
+    model: str  # "app_label.ModelName"
+    name: str
+    columns: tuple[str, ...]  # as the database lists them: a prefix's column by its name
+    definition: str  # the statement's column list
+    made_on: Callable[[Any], bool]
+
+
+SERVER_INDEXES = (
+    # diagnosis.0005: bad cases whose score is missing. MySQL 8 cannot index a JSON
+    # column even by prefix, and SQLite is not given it: MariaDB only, as there.
+    ServerIndex(
+        model="diagnosis.DiagnosisSession",
+        name="idx_session_feedback_scored",
+        columns=("feedback", "self_evaluation", "created_at"),
+        definition="feedback, self_evaluation(1), created_at",
+        made_on=_on_mariadb,
+    ),
+)
 
 
 @register(Tags.database)
@@ -48,6 +79,9 @@ def declared_indexes_present(
                     if not _covered(wanted, model, present):
                         named = _free_name(wanted, taken=set(constraints))
                         problems.append(_missing(connection, model, named))
+                for index in _server_indexes(connection, model):
+                    if not _server_index_covered(index, present):
+                        problems.append(_server_index_missing(model, index, set(constraints)))
     return problems
 
 
@@ -90,12 +124,42 @@ def _free_name(
     index of that name on other columns, and the statement would fail (1061)."""
     if wanted.name not in taken:
         return wanted
-    name = next(
-        f"{wanted.name[:60]}_{n}" for n in range(2, 100) if f"{wanted.name[:60]}_{n}" not in taken
-    )
     copy = wanted.clone()
-    copy.name = name
+    copy.name = _unused_name(wanted.name, taken=taken)
     return copy
+
+
+def _unused_name(name: str, *, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    return next(f"{name[:60]}_{n}" for n in range(2, 100) if f"{name[:60]}_{n}" not in taken)
+
+
+def _server_indexes(connection: Any, model: type[models.Model]) -> Iterator[ServerIndex]:
+    for index in SERVER_INDEXES:
+        if index.model == model._meta.label and index.made_on(connection):
+            yield index
+
+
+def _server_index_covered(index: ServerIndex, present: Any) -> bool:
+    width = len(index.columns)
+    return any(
+        found["index"] and tuple(found["columns"][:width]) == index.columns for found in present
+    )
+
+
+def _server_index_missing(
+    model: type[models.Model], index: ServerIndex, taken: set[str]
+) -> CheckMessage:
+    name = _unused_name(index.name, taken=taken)
+    table = model._meta.db_table
+    return Warning(
+        f"{table} has no index on ({index.definition}): the lists and lookups that use it "
+        "read the whole table",
+        hint=f"CREATE INDEX {name} ON {table} ({index.definition})",
+        obj=model,
+        id="database.W003",
+    )
 
 
 def _columns(model: type[models.Model], wanted: models.Index | models.UniqueConstraint) -> list:

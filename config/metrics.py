@@ -7,8 +7,9 @@ config/metrics_scrape.py. Under gunicorn (several worker processes) and beside `
 workers, set PROMETHEUS_MULTIPROC_DIR to a directory every process of the machine shares
 (emptied before the service starts): each process writes its samples there and the scrape
 adds them up. `config/gunicorn.conf.py` marks a dead worker's files so its gauges go;
-`manage.py devserver` (what `make run` starts) empties VAR_DIR/prometheus and hands it to
-its web server and worker.
+manage.py has a process that ends remove its files of zeros (process_ended: a command
+that recorded nothing leaves nothing); `manage.py devserver` (what `make run` starts)
+empties VAR_DIR/prometheus and hands it to its web server and worker.
 
 Labels are bounded: the URL route's name (never the raw path), the HTTP method and status,
 the session status, the feedback value, the case source, the match level.
@@ -16,6 +17,7 @@ the session status, the feedback value, the case source, the match level.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import ipaddress
 import logging
@@ -37,6 +39,7 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.registry import REGISTRY, Collector
 
 from config.metrics_scrape import ReadAtScrape
@@ -146,16 +149,29 @@ def case_search(level: str, *, degraded: bool = False, embed_ms: float = 0.0) ->
 # --- The scrape: every process's samples, then what is read at scrape time ---------------
 
 
+# How often a scrape lists the directory when a file went between the listing and its read
+# (a process that ended removed its zeros: process_ended).
+_READS = 5
+
+
 class _EveryProcess(multiprocess.MultiProcessCollector):
     """Every process's samples, leaving out the files not sized yet.
 
     prometheus_client creates a process's sample file empty and sizes it just after; a
     scrape in between (a worker starting, or recycled by the queue) failed as a whole on
     reading it, and a process killed in that moment left the empty file for good
-    (prometheus/client_python#1199). Such a file holds no sample: it is skipped.
+    (prometheus/client_python#1199). Such a file holds no sample: it is skipped. A file
+    that a process ending removes after the listing (its zeros, process_ended) failed
+    the read as a whole too: the directory is listed again.
     """
 
     def collect(self) -> Iterator[Any]:
+        for _again in range(_READS - 1):
+            with contextlib.suppress(FileNotFoundError):
+                return self._merged()
+        return self._merged()
+
+    def _merged(self) -> Iterator[Any]:
         files = glob.glob(os.path.join(self._path, "*.db"))
         return self.merge([f for f in files if _sized(f)], accumulate=True)
 
@@ -163,7 +179,41 @@ class _EveryProcess(multiprocess.MultiProcessCollector):
 def _sized(path: str) -> bool:
     try:
         return os.path.getsize(path) > 0
-    except FileNotFoundError:  # a dead process's live gauges, removed since the glob
+    except FileNotFoundError:  # a dead process's live gauges or zeros, removed since the glob
+        return False
+
+
+# --- A process's files when it ends ---------------------------------------------------
+
+
+def process_ended() -> None:
+    """What this process leaves in the shared directory (multi-process mode) as it ends:
+    its live gauges go (mark_process_dead, prometheus_client's bookkeeping for a process
+    that dies), and so does each of its files that holds nothing but zeros. Every process
+    that loads the service makes a counter and a histogram file (the metrics without
+    labels are made at import), so each run of a command that records nothing (`check`,
+    `create_api_key`, a cron'd `purge_sessions`) left two files, and each scrape reads
+    every file. Removing zeros changes no total. A file holding a count stays until the
+    directory is emptied before the service starts: without it the machine's counters
+    would go backwards, which prometheus_client's rules forbid. manage.py calls this as
+    its process exits."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        return
+    pid = os.getpid()
+    multiprocess.mark_process_dead(pid, directory)
+    for path in glob.glob(os.path.join(directory, f"*_{pid}.db")):
+        if _only_zeros(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+
+
+def _only_zeros(path: str) -> bool:
+    try:
+        if os.path.getsize(path) == 0:  # made, not sized yet: no sample
+            return True
+        return all(value == 0 for _, value, _, _ in MmapedDict.read_all_values_from_file(path))
+    except FileNotFoundError:
         return False
 
 

@@ -48,10 +48,18 @@ class Command(ServiceCommand):
             self._tell_waiting(since=started, what="Not indexed")
             return
         status = case_index_status(waiting=True)
-        if status.loaded_version is None:
-            self.stdout.write("Nothing is indexed yet: start the worker, or run with --build.")
-        else:
+        if status.loaded_version is not None:
             self._tell_models(status)
+        elif status.built_at is not None:
+            # Indexed, and no case made a passage: its texts hold no search term, or it
+            # was merged into another.
+            self.stdout.write(
+                "The index is built and holds 0 searchable passages, last at "
+                f"{status.built_at:%Y-%m-%d %H:%M:%S} (a case whose texts hold no search "
+                "term, or one merged into another, has none)."
+            )
+        else:
+            self.stdout.write("Nothing is indexed yet: start the worker, or run with --build.")
         if status.requested_at:
             self.stdout.write(
                 f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S})."

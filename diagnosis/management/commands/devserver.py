@@ -66,10 +66,7 @@ class Command(ServiceCommand):
 
         manage = str(settings.BASE_DIR / "manage.py")
         children: dict[str, subprocess.Popen] = {}
-        signal.signal(signal.SIGTERM, _interrupt)
-        # Ctrl-C stops the pair even when whatever started this command ignored SIGINT (a
-        # script's background job does: `make run &`), which Python would keep ignoring.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupts = _Interrupts()
         exit_code = 0
         with open(worker_log, "w", encoding="utf-8") as log:
             try:
@@ -89,7 +86,7 @@ class Command(ServiceCommand):
             except KeyboardInterrupt:
                 self.stdout.write("Stopping the web server and the worker ...")
             finally:
-                _stop(children.values())
+                _stop(children.values(), interrupts)
         if exit_code:
             sys.exit(exit_code)
 
@@ -232,12 +229,36 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    # `kill <pid>` stops the pair the same way Ctrl-C does.
-    raise KeyboardInterrupt
+class _Interrupts:
+    """Ctrl-C, and `kill <pid>` alike. The first raises KeyboardInterrupt where the
+    command waits, and the pair is stopped; one that comes while they stop only asks
+    that they be stopped at once (_stop): raised again, it ended the command halfway
+    through stopping, with a traceback."""
+
+    def __init__(self) -> None:
+        self.again = False
+        # Installed even when whatever started this command ignored SIGINT (a script's
+        # background job does: `make run &`), which Python would keep ignoring.
+        self._handle_with(self._first)
+
+    def stopping(self) -> None:
+        self._handle_with(self._later)
+
+    def _handle_with(self, handler: Any) -> None:
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)
+
+    def _first(self, signum: int, frame: Any) -> None:
+        # Before raising: a second Ctrl-C may come while the exception is handled.
+        self.stopping()
+        raise KeyboardInterrupt
+
+    def _later(self, signum: int, frame: Any) -> None:
+        self.again = True
 
 
-def _stop(children: Any) -> None:
+def _stop(children: Any, interrupts: _Interrupts) -> None:
+    interrupts.stopping()
     # The leader first: qcluster stops its own workers cleanly on SIGTERM (signalling the
     # whole group at once leaves it waiting for workers that are already gone).
     for child in children:
@@ -245,9 +266,9 @@ def _stop(children: Any) -> None:
             child.terminate()
     deadline = time.monotonic() + STOP_GRACE_SECONDS
     for child in children:
-        try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        while child.poll() is None and not interrupts.again and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if child.poll() is None:  # out of time, or Ctrl-C again: no more waiting
             child.kill()
             child.wait()
         # Whatever the leader left behind in its group (runserver's reloaded child).
