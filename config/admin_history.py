@@ -3,7 +3,7 @@ admin action, an import. One entry per object, as the object's own page would wr
 written a batch at a time."""
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -30,22 +30,59 @@ def log_entries(
     `message`; with no `message`, (instance, message) pairs, each logged with its own
     (an object may come more than once). Read as they are written, a batch at a time.
     The entries written."""
-    pairs = iter(objects) if message is None else ((obj, message) for obj in objects)
+    if message is None:
+        pairs: Iterator = (
+            (type(obj), obj.pk, str(obj), _stored(text))
+            for obj, text in objects  # type: ignore[misc]
+        )
+    else:
+        stored = _stored(message)
+        pairs = ((type(obj), obj.pk, str(obj), stored) for obj in objects)
+    return _write(user_id, pairs, action_flag)
+
+
+def log_keyed_entries(
+    user_id: Any,
+    model: type[Model],
+    keys: Iterable[tuple[Any, str]],
+    action_flag: int,
+    message: Message,
+) -> int:
+    """As log_entries with one `message`, for objects of `model` known by their primary
+    key and their text (what str() of the object gives): a bulk action logs every row
+    it was given without loading each one as an instance. The entries written."""
+    stored = _stored(message)
+    return _write(user_id, ((model, pk, text, stored) for pk, text in keys), action_flag)
+
+
+def _write(user_id: Any, entries: Iterator[tuple[type[Model], Any, str, str]], flag: int) -> int:
+    # The content type of each model looked up once, not once per entry.
+    content_types: dict[type[Model], int] = {}
     written = 0
-    while batch := list(islice(pairs, BATCH)):
+    while batch := list(islice(entries, BATCH)):
         LogEntry.objects.bulk_create(
-            [_entry(user_id, obj, action_flag, text) for obj, text in batch]  # type: ignore[misc]
+            [
+                LogEntry(
+                    user_id=user_id,
+                    content_type_id=_content_type_id(model, content_types),
+                    object_id=str(pk),
+                    object_repr=text[:200],
+                    action_flag=flag,
+                    change_message=message,
+                )
+                for model, pk, text, message in batch
+            ]
         )
         written += len(batch)
     return written
 
 
-def _entry(user_id: Any, obj: Model, action_flag: int, message: Message) -> LogEntry:
-    return LogEntry(
-        user_id=user_id,
-        content_type=ContentType.objects.get_for_model(obj, for_concrete_model=False),
-        object_id=str(obj.pk),
-        object_repr=str(obj)[:200],
-        action_flag=action_flag,
-        change_message=json.dumps(message) if isinstance(message, list) else message,
-    )
+def _content_type_id(model: type[Model], known: dict[type[Model], int]) -> int:
+    if model not in known:
+        # A proxy's own (a bad case's history is the bad case's, not the session's).
+        known[model] = ContentType.objects.get_for_model(model, for_concrete_model=False).pk
+    return known[model]
+
+
+def _stored(message: Message) -> str:
+    return json.dumps(message) if isinstance(message, list) else message

@@ -339,21 +339,24 @@ def bad_cases_mark(*, session_ids: Collection[str], state: str, reviewer: str) -
     for start in range(0, len(ids), MARK_BATCH):
         batch = ids[start : start + MARK_BATCH]
         with transaction.atomic():
-            bad = list(
-                BadCase.objects.filter(session_id__in=batch).values_list("session_id", flat=True)
+            # Each session read by its unique id, with its review if it has one; the
+            # feedback compared here. Asked in SQL for not_useful as well, SQLite read
+            # every bad case through the feedback index for each batch: marking 50,000
+            # read 2.5 million rows.
+            found = DiagnosisSession.objects.filter(session_id__in=batch).values_list(
+                "session_id", "feedback", "review__state"
             )
-            reviewed = set(
-                BadCaseReview.objects.filter(session_id__in=bad).values_list(
-                    "session_id", flat=True
-                )
-            )
+            bad = {
+                sid: review for sid, feedback, review in found if feedback == Feedback.NOT_USEFUL
+            }
+            reviewed = [sid for sid, review in bad.items() if review is not None]
             changed += (
                 BadCaseReview.objects.filter(session_id__in=reviewed)
                 .exclude(state=state)
                 .update(state=state, reviewed_by=reviewer, reviewed_at=now)
             )
             # A bad case without a review row is NEW already.
-            unreviewed = [sid for sid in bad if sid not in reviewed]
+            unreviewed = [sid for sid, review in bad.items() if review is None]
             if unreviewed and state != ReviewState.NEW:
                 BadCaseReview.objects.bulk_create(
                     [
@@ -366,9 +369,13 @@ def bad_cases_mark(*, session_ids: Collection[str], state: str, reviewer: str) -
                     ignore_conflicts=True,
                 )
                 # Only the rows this call wrote: a conflict ignored above wrote nothing.
-                changed += BadCaseReview.objects.filter(
-                    session_id__in=unreviewed, reviewed_by=reviewer, reviewed_at=now, state=state
-                ).count()
+                # Read by key and compared here: asked in SQL for this state and time,
+                # SQLite went through the (state, reviewed_at) index, which holds every
+                # row this call wrote in the batches before.
+                written = BadCaseReview.objects.filter(session_id__in=unreviewed).values_list(
+                    "state", "reviewed_by", "reviewed_at"
+                )
+                changed += sum(1 for row in written if row == (state, reviewer, now))
     return changed
 
 

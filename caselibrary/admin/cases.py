@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
 from django.db import router, transaction
 from django.db.models import F, Q, QuerySet
@@ -49,8 +50,8 @@ from caselibrary.services.cases import (
     cases_set_category,
     session_can_become_case,
 )
-from config.admin_history import log_entries
-from config.admin_paginator import EstimatedCountAdminMixin
+from config.admin_history import log_keyed_entries
+from config.admin_paginator import EstimatedCountAdminMixin, IndexOrderChangeList
 from diagnosis.admin import session_change_url
 from diagnosis.exceptions import SessionNotFound
 from diagnosis.selectors import session_get
@@ -112,6 +113,9 @@ class CaseLibraryAdmin(
                 stale=F("reuse__stale"),
             )
         )
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return IndexOrderChangeList
 
     def get_fields(self, request: HttpRequest, obj: CaseLibrary | None = None) -> list[str]:
         if obj is None:
@@ -304,22 +308,21 @@ class CaseLibraryAdmin(
                 request, _("Choose a category next to the action first."), messages.WARNING
             )
             return
-        case_ids = list(queryset.values_list("pk", flat=True))
+        # Each case's key and title (its name in the history), read once, as tuples: on
+        # "select all" these are every case the filters match, tens of thousands.
+        cases = list(queryset.order_by().values_list("pk", "title"))
         operator = request.user.get_username()
         with override(None):
             fields = [str(CaseLibrary._meta.get_field("fault_category").verbose_name)]
         changed = 0
         try:
-            for start in range(0, len(case_ids), BULK_BATCH):
-                batch = case_ids[start : start + BULK_BATCH]
+            for start in range(0, len(cases), BULK_BATCH):
+                batch = cases[start : start + BULK_BATCH]
                 changed += cases_set_category(
-                    case_ids=batch, fault_category=code, updated_by=operator
+                    case_ids=[pk for pk, _ in batch], fault_category=code, updated_by=operator
                 )
-                log_entries(
-                    request.user.pk,
-                    CaseLibrary.objects.filter(pk__in=batch).only("pk", "title"),
-                    CHANGE,
-                    [{"changed": {"fields": fields}}],
+                log_keyed_entries(
+                    request.user.pk, CaseLibrary, batch, CHANGE, [{"changed": {"fields": fields}}]
                 )
         except ValidationError as error:
             self.message_user(request, "; ".join(error.messages), messages.ERROR)

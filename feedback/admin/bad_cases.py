@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.models import CHANGE
 from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -12,9 +13,11 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, ngettext, override
 from django.utils.translation import gettext_lazy as _
 
+from config.admin_history import log_keyed_entries
+from config.admin_paginator import IndexOrderChangeList
 from diagnosis.admin import (
     EvidenceScoreBandFilter,
     SessionAdminBase,
@@ -30,12 +33,10 @@ from feedback.admin.queues import (
     AssigneeFilter,
     ReviewQueueMixin,
     TagFilter,
-    log_review_change,
-    selected_rows,
 )
 from feedback.admin.reader_history import ReaderHistoryMixin
 from feedback.admin.review_form import BadCaseReviewForm, review_of
-from feedback.models import BadCase, ReviewState
+from feedback.models import BadCase, BadCaseReview, ReviewState
 from feedback.selectors import (
     CONFIDENT_MIN_SCORE,
     OPEN_REVIEW_STATES,
@@ -85,7 +86,7 @@ class DisagreementFilter(admin.SimpleListFilter):
         return queryset
 
 
-class BadCaseChangeList(SessionChangeList):
+class BadCaseChangeList(IndexOrderChangeList, SessionChangeList):
     def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
         queryset = super().get_queryset(request, exclude_parameters)
         reviewed = request.GET.get(ReviewStateFilter.parameter_name)
@@ -121,6 +122,9 @@ class BadCaseAdmin(
         "assignee_column",
         "tags_column",
     )
+    # Sorted by feedback time, ties go by key alone: a page is read off the sessions'
+    # (feedback, feedback_at) index in either direction.
+    ties_by_key = ("feedback_at_column",)
     list_filter = (
         AssigneeFilter,
         TagFilter,
@@ -329,13 +333,26 @@ class BadCaseAdmin(
         self._mark(request, queryset, ReviewState.RESOLVED)
 
     def _mark(self, request: HttpRequest, queryset: QuerySet, state: str) -> None:
-        changed = selected_rows(queryset.exclude(review_state=state))
+        # Their keys, not instances: on "select all" these are every bad case the
+        # filters match, tens of thousands; the history names each by its session id.
+        changed = list(
+            queryset.exclude(review_state=state)
+            .select_related(None)
+            .prefetch_related(None)
+            .order_by()
+            .values_list("pk", "session_id")
+        )
         count = bad_cases_mark(
-            session_ids=[s.session_id for s in changed],
+            session_ids=[session_id for _, session_id in changed],
             state=state,
             reviewer=request.user.get_username(),
         )
-        log_review_change(request, changed, "state")
+        if changed:
+            with override(None):  # stored in the language of the code, shown translated
+                name = str(BadCaseReview._meta.get_field("state").verbose_name)
+            log_keyed_entries(
+                request.user.pk, BadCase, changed, CHANGE, [{"changed": {"fields": [name]}}]
+            )
         self.message_user(
             request,
             ngettext(

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db.models import BooleanField, Case, Exists, OuterRef, QuerySet, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -19,8 +20,9 @@ from django.utils.translation import ngettext
 
 from caselibrary.models import CaseLibrary, CaseSearchHit
 from caselibrary.services.cases import session_can_become_case
+from config.admin_paginator import IndexOrderChangeList
 from config.queue import enqueue_on_commit
-from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase
+from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, SessionChangeList
 from diagnosis.admin_times import list_time_column
 from diagnosis.models import DiagnosisSession, SessionStatus, Span
 from evaluation.services import SCORABLE_STATUSES
@@ -48,6 +50,11 @@ AWAITS_SESSION_ID = Case(
     default=Value(False),
     output_field=BooleanField(),
 )
+
+
+class SessionsChangeList(IndexOrderChangeList, SessionChangeList):
+    """Sorted by status, feedback or creation time in either direction, a page is read
+    off the (status, created_at), (feedback, created_at) or (created_at) index."""
 
 
 def case_of(session: DiagnosisSession) -> Any:
@@ -156,6 +163,9 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).annotate(awaits_session_id=AWAITS_SESSION_ID)
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return SessionsChangeList
 
     # As every list writes a time (diagnosis/admin_times.py); the page keeps Django's form.
     created_at_column = list_time_column("created_at", _("created at"))
