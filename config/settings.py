@@ -427,6 +427,11 @@ OTLP_MAX_BODY_BYTES = env_int("OTLP_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=10
 OTLP_MAX_SPANS = env_int("OTLP_MAX_SPANS", 4096, minimum=1)
 # Longer attribute values are cut to this many characters and the span is flagged.
 OTLP_MAX_ATTRIBUTE_CHARS = env_int("OTLP_MAX_ATTRIBUTE_CHARS", 16384, minimum=64)
+# A span's (and an event's, an array's) first attributes read; the rest dropped and told.
+OTLP_MAX_ATTRIBUTES_PER_SPAN = env_int("OTLP_MAX_ATTRIBUTES_PER_SPAN", 1024, minimum=1)
+OTLP_MAX_EVENTS_PER_SPAN = env_int("OTLP_MAX_EVENTS_PER_SPAN", 1024, minimum=1)
+# Attributes and array items read in one request, the keys the mapping reads excepted.
+OTLP_MAX_ATTRIBUTES_PER_REQUEST = env_int("OTLP_MAX_ATTRIBUTES_PER_REQUEST", 131072, minimum=1)
 # Per API key, e.g. "1200/min"; "off" disables the limit. Over it: 429 with Retry-After.
 OTLP_RATE_LIMIT = env_rate("OTLP_RATE_LIMIT", "3000/min")
 # Text matching these regular expressions is replaced by "[redacted]" before anything from

@@ -20,6 +20,7 @@ one rejection each.
 
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,13 +83,17 @@ def _lenient_classes() -> tuple[type[Message], dict[str, frozenset[str]]]:
 _LenientRequest, _STRING_FIELDS = _lenient_classes()
 
 
-def protobuf_repaired(body: bytes) -> tuple[ExportTraceServiceRequest, list[Note]] | None:
+def protobuf_repaired(
+    body: bytes, capped: Callable[[Message], list[Note]] = lambda _: []
+) -> tuple[ExportTraceServiceRequest, list[Note]] | None:
     """The request with its strings that are not UTF-8 repaired, and a note for each;
-    None when the body is no request for another reason (it stays a 400)."""
+    None when the body is no request for another reason (it stays a 400). `capped` cuts
+    the request as read before its strings are (diagnosis.otlp_limits), with its notes."""
     try:
         lenient = _LenientRequest.FromString(body)
     except (DecodeError, ValueError, RuntimeError):
         return None
+    cut = capped(lenient)
     notes: list[Note] = []
     # In the body's order: a message, where it is (for a note) and the span it is in.
     pending: deque[tuple[Message, str, SpanKey | None]] = deque([(lenient, "", None)])
@@ -107,13 +112,13 @@ def protobuf_repaired(body: bytes) -> tuple[ExportTraceServiceRequest, list[Note
                 ]
             elif descriptor.name in _STRING_FIELDS[full_name]:
                 _bytes_repaired(message, descriptor, value, (span, where), notes)
-    if not notes:
-        return None
+    if not notes and not cut:
+        return None  # nothing repaired, nor dropped (what the strict parse refused may be)
     try:
         request = ExportTraceServiceRequest.FromString(lenient.SerializeToString())
     except (DecodeError, ValueError, RuntimeError):
         return None
-    return request, notes
+    return request, cut + notes
 
 
 def _where_item(full_name: str, field_name: str, item: Any, where: str) -> str:

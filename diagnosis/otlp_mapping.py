@@ -70,6 +70,9 @@ _TOOL_RESULT = (
     "output.value",
     "tool_response",  # pydantic-ai's instrumentation format 2
 )
+# The keys read here, which a span keeps however many others it sends (otlp_limits).
+KEYS_READ = (*SESSION_ATTRIBUTES, *USER_ATTRIBUTES, *_TOOL_NAME, *_TOOL_ARGUMENTS, *_TOOL_RESULT)
+KEYS_READ += ("gen_ai.operation.name", "openinference.span.kind", "spring.ai.kind")
 _MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "embeddings"}
 _AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
 

@@ -6,6 +6,25 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+_INPUT_MESSAGES_READ = 50  # OpenInference's llm.input_messages.N, the first ones
+# The keys read here: a span keeps them however many others it sends (otlp_limits).
+KEYS_READ = (
+    "gen_ai.input.messages",
+    "pydantic_ai.all_messages",
+    "input.value",
+    "gen_ai.prompt",
+    "final_result",
+    "gen_ai.output.messages",
+    "output.value",
+    "gen_ai.completion",
+    "llm.output_messages.0.message.content",
+    *(
+        f"llm.input_messages.{index}.message.{part}"
+        for index in range(_INPUT_MESSAGES_READ)
+        for part in ("role", "content")
+    ),
+)
+
 
 def question_of(attributes: Mapping[str, Any]) -> str | None:
     """The user's first message in a span's input, in any dialect this module reads."""
@@ -13,7 +32,7 @@ def question_of(attributes: Mapping[str, Any]) -> str | None:
         text = _message_text(attributes.get(key), role="user", first=True)
         if text:
             return text
-    for index in range(0, 50):
+    for index in range(0, _INPUT_MESSAGES_READ):
         role = attributes.get(f"llm.input_messages.{index}.message.role")
         if role is None:
             break

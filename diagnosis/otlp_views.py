@@ -21,6 +21,7 @@ from diagnosis import otlp_wire
 from diagnosis.apikeys import KEYWORD, ApiKeyAuthentication
 from diagnosis.models import ApiKey, ApiPermission
 from diagnosis.otlp_lenient import Note
+from diagnosis.otlp_limits import Limits
 from diagnosis.otlp_mapping import span_count, spans_read
 from diagnosis.otlp_races import RACE_ATTEMPTS, lost_a_race, race_named
 from diagnosis.otlp_services import IngestResult, traces_ingest
@@ -140,7 +141,12 @@ def _traces(request: HttpRequest) -> HttpResponse:
             declared_length=_declared_length(request),
             limit=settings.OTLP_MAX_BODY_BYTES,
         )
-        decoded = otlp_wire.request_decoded(body, encoding)
+        limits = Limits(
+            attributes=settings.OTLP_MAX_ATTRIBUTES_PER_SPAN,
+            events=settings.OTLP_MAX_EVENTS_PER_SPAN,
+            total=settings.OTLP_MAX_ATTRIBUTES_PER_REQUEST,
+        )
+        decoded = otlp_wire.request_decoded(body, encoding, limits)
         export = decoded.request
         count = span_count(export)
         if count > settings.OTLP_MAX_SPANS:

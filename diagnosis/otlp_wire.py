@@ -35,6 +35,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from config.parsers import NumberTooLong, json_int
 from diagnosis.otlp_lenient import JsonRepairs, Note, json_repaired, protobuf_repaired
+from diagnosis.otlp_limits import Limits, capped_document, capped_request
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -172,15 +173,19 @@ class Decoded:
     lost: list[str] = field(default_factory=list)
 
 
-def request_decoded(body: bytes, encoding: Encoding) -> Decoded:
+def request_decoded(body: bytes, encoding: Encoding, limits: Limits | None = None) -> Decoded:
+    """The request, its spans cut to `limits` (diagnosis.otlp_limits) before anything
+    else reads them."""
+    limits = limits or Limits()
     if encoding.content_type == JSON:
-        decoded = _json_decoded(body)
+        decoded = _json_decoded(body, limits)
     else:
         try:
-            decoded = Decoded(ExportTraceServiceRequest.FromString(body), [])
+            request = ExportTraceServiceRequest.FromString(body)
+            decoded = Decoded(request, capped_request(request, limits))
         except (DecodeError, ValueError, RuntimeError) as exc:
             # Read again, strings as bytes, only once the strict parse refused the body.
-            repaired = protobuf_repaired(body)
+            repaired = protobuf_repaired(body, lambda lenient: capped_request(lenient, limits))
             if repaired is None:
                 raise WireError(400, f"protobuf 请求体无法解码：{exc}") from None
             decoded = Decoded(*repaired)
@@ -231,18 +236,21 @@ def _value_without_nul(value: AnyValue) -> None:
 _REFUSED = (json_format.ParseError, ValueError, TypeError, RecursionError)
 
 
-def _json_decoded(body: bytes) -> Decoded:
+def _json_decoded(body: bytes, limits: Limits) -> Decoded:
+    # Cut before anything walks the document: its parse is the slowest part of a request.
     document, bytes_not_utf8 = _json_document(body)
+    capped = capped_document(document, limits)
     repairs = json_repaired(document) if bytes_not_utf8 else JsonRepairs()
     try:
         request, lost = _json_request(document)
-        return Decoded(request, repairs.notes, repairs.lost + lost)
+        return Decoded(request, capped + repairs.notes, repairs.lost + lost)
     except (*_REFUSED, SystemError) as exc:
         refused = exc
     # A lone surrogate (a JSON escape of half a character, "\ud83d", or its UTF-8 bytes,
     # which json.loads passes) is refused by the runtime, in a field name with a
     # SystemError (upb): only then is the body read again and its strings repaired.
     document, _ = _json_document(body)
+    capped = capped_document(document, limits)
     repairs = json_repaired(document)
     if not repairs:
         if isinstance(refused, SystemError):
@@ -250,7 +258,7 @@ def _json_decoded(body: bytes) -> Decoded:
         raise WireError(400, f"JSON 请求体不是合法的 OTLP：{refused}")
     try:
         request, lost = _json_request(document)
-        return Decoded(request, repairs.notes, repairs.lost + lost)
+        return Decoded(request, capped + repairs.notes, repairs.lost + lost)
     except _REFUSED as exc:
         raise WireError(400, f"JSON 请求体不是合法的 OTLP：{exc}") from None
 
