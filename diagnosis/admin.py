@@ -27,6 +27,7 @@ from rest_framework_api_key.models import APIKey
 
 from config.admin_icons import yes_no_icon
 from config.admin_paginator import EstimatedCountAdminMixin
+from config.admin_site import ModelPagesMixin
 from config.admin_superuser import SuperuserOnlyAdminMixin
 from diagnosis.admin_times import list_time, list_time_column
 from diagnosis.models import (
@@ -213,8 +214,10 @@ class SessionChangeList(ChangeList):
         )
 
 
-class SessionAdminBase(EstimatedCountAdminMixin, admin.ModelAdmin):
-    """Sessions seen by operators: read-only, scored, fast on a million rows."""
+class SessionAdminBase(ModelPagesMixin, EstimatedCountAdminMixin, admin.ModelAdmin):
+    """Sessions seen by operators: read-only, scored, fast on a million rows. Their
+    pages link to a case or a session only where it opens to the operator
+    (config.admin_site.model_pages_of)."""
 
     list_per_page = 50
     ordering = ("-created_at",)

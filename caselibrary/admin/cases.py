@@ -52,8 +52,10 @@ from caselibrary.services.cases import (
 )
 from config.admin_history import log_keyed_entries
 from config.admin_paginator import EstimatedCountAdminMixin, IndexOrderChangeList
+from config.admin_site import ModelPagesMixin, model_pages
 from diagnosis.admin import session_change_url
 from diagnosis.exceptions import SessionNotFound
+from diagnosis.models import DiagnosisSession
 from diagnosis.selectors import session_get
 
 BULK_BATCH = 1000
@@ -61,6 +63,7 @@ BULK_BATCH = 1000
 
 @admin.register(CaseLibrary)
 class CaseLibraryAdmin(
+    ModelPagesMixin,
     NearDuplicatesMixin,
     CaseImportMixin,
     CaseColumnsMixin,
@@ -171,6 +174,13 @@ class CaseLibraryAdmin(
         if db_field.name == "fault_category":
             return category_field(request, capfirst(db_field.verbose_name), in_list=in_list)
         return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "diagnosis" and not model_pages(request).open(DiagnosisSession):
+            # The session's id typed in, without the raw-id box's links to the sessions'
+            # list and the session's page, which do not open to this operator.
+            kwargs.setdefault("widget", forms.TextInput(attrs={"class": "vTextField"}))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
         if request.method == "POST" and "_save" in request.POST:

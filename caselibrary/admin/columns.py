@@ -13,9 +13,10 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from caselibrary.models import CaseLibrary, CaseReuse, SourceType
+from config.admin_site import model_pages_of
 from diagnosis.admin import session_change_url
 from diagnosis.admin_times import long_time
-from diagnosis.models import Feedback
+from diagnosis.models import DiagnosisSession, Feedback
 
 # The source in a word, for the narrow list column (the filter has the long labels).
 SOURCE_SHORT = {SourceType.AUTO: _("auto"), SourceType.MANUAL: _("manual")}
@@ -31,8 +32,9 @@ class CaseColumnsMixin:
             return "-"
         if getattr(obj, "session_pk", None) is None:
             return obj.diagnosis_id  # the session is gone; the case outlives it
-        link = format_html(
-            '<a href="{}">{}</a>', session_change_url(obj.session_pk), obj.diagnosis_id
+        # The session's page asks for the sessions' permission, not the cases'.
+        link = model_pages_of(obj).link(
+            DiagnosisSession, session_change_url(obj.session_pk), obj.diagnosis_id
         )
         if obj.session_feedback == Feedback.NOT_USEFUL:
             return format_html(
@@ -101,6 +103,8 @@ class CaseColumnsMixin:
         l0, l1 = _reuse(obj, "l0_hits") or 0, _reuse(obj, "l1_hits") or 0
         if not l0 + l1:
             return "0"
+        if not model_pages_of(obj).open(DiagnosisSession):
+            return format_html('<span title="L0 {} · L1 {}">{}</span>', l0, l1, l0 + l1)
         sessions = reverse("admin:diagnosis_diagnosissession_changelist")  # that found it
         link = f"{sessions}?{urlencode({'found_case': obj.pk})}"
         return format_html('<a href="{}" title="L0 {} · L1 {}">{}</a>', link, l0, l1, l0 + l1)

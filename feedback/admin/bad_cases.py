@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from config.admin_history import log_keyed_entries
 from config.admin_paginator import IndexOrderChangeList
+from config.admin_site import model_pages_of
 from diagnosis.admin import (
     EvidenceScoreBandFilter,
     SessionAdminBase,
@@ -26,6 +27,7 @@ from diagnosis.admin import (
     session_change_url,
 )
 from diagnosis.admin_times import list_time, list_time_column, long_time
+from diagnosis.models import DiagnosisSession
 from feedback.admin.corrections import ReaderFeedbackMixin
 from feedback.admin.evidence import EvidenceTablesMixin
 from feedback.admin.invocations import session_invocations_table
@@ -270,7 +272,10 @@ class BadCaseAdmin(
 
     @admin.display(description=_("session"))
     def session_link(self, obj: BadCase) -> SafeString:
-        return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)
+        # The session's page asks for the sessions' own permission, not the bad cases'.
+        return model_pages_of(obj).link(
+            DiagnosisSession, session_change_url(obj.pk), obj.session_id
+        )
 
     # --- detail
 
@@ -320,7 +325,10 @@ class BadCaseAdmin(
     def invocations_table(self, obj: BadCase) -> SafeString:
         # A table rather than an inline formset: this page is a form that is posted, and
         # a few hundred inline rows would be a few hundred posted fields for nothing.
-        return session_invocations_table(session_id=obj.session_id)
+        # The calls' pages ask for the sessions' permission, not the bad cases'.
+        return session_invocations_table(
+            session_id=obj.session_id, linked=model_pages_of(obj).open(DiagnosisSession)
+        )
 
     # --- actions
 

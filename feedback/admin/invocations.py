@@ -41,35 +41,41 @@ COLUMNS = (
 )
 
 
-def session_invocations_table(*, session_id: str) -> SafeString:
+def session_invocations_table(*, session_id: str, linked: bool = True) -> SafeString:
     """The session's first calls in the order recorded, and when it has more, how many
-    and a link to them all. Two statements at most, whatever the number of calls."""
+    and a link to them all. Two statements at most, whatever the number of calls.
+    `linked`: whether the calls' pages open to the operator (they ask for the sessions'
+    permission); if not, the table links nowhere."""
     calls = list(session_invocations(session_id=session_id)[: INVOCATIONS_SHOWN + 1])
     if len(calls) <= INVOCATIONS_SHOWN:
-        return invocations_table(calls)
+        return invocations_table(calls, linked=linked)
     # Counted only when cut short, off the session's entries in the unique (session_id,
     # invocation_id) index.
     total = session_invocations(session_id=session_id).count()
-    note = format_html(
-        '<p class="help invocations-cut">{} <a href="{}">{}</a></p>',
-        _(
-            "The first %(shown)s of %(total)s tool invocations are shown, in the order "
-            "they were recorded."
+    said = _(
+        "The first %(shown)s of %(total)s tool invocations are shown, in the order "
+        "they were recorded."
+    ) % {
+        "shown": number_format(INVOCATIONS_SHOWN, force_grouping=True),
+        "total": number_format(total, force_grouping=True),
+    }
+    if linked:
+        note = format_html(
+            '<p class="help invocations-cut">{} <a href="{}">{}</a></p>',
+            said,
+            session_invocations_url(session_id),
+            _("See them all, page by page"),
         )
-        % {
-            "shown": number_format(INVOCATIONS_SHOWN, force_grouping=True),
-            "total": number_format(total, force_grouping=True),
-        },
-        session_invocations_url(session_id),
-        _("See them all, page by page"),
-    )
-    return invocations_table(calls[:INVOCATIONS_SHOWN], note=note)
+    else:
+        note = format_html('<p class="help invocations-cut">{}</p>', said)
+    return invocations_table(calls[:INVOCATIONS_SHOWN], note=note, linked=linked)
 
 
 def invocations_table(
-    calls: Sequence[ToolInvocation], *, note: SafeString | str = ""
+    calls: Sequence[ToolInvocation], *, note: SafeString | str = "", linked: bool = True
 ) -> SafeString:
-    """The calls in the order given; `note`: said under the table."""
+    """The calls in the order given; `note`: said under the table; `linked`: whether a
+    text cut short links to the call's own page, where it is whole."""
     if not calls:
         return format_html("<em>{}</em>", _("no tool invocations"))
     # Each label translated once, not once a row.
@@ -88,8 +94,8 @@ def invocations_table(
                 statuses.get(call.status, call.status),
                 levels.get(call.match_level, call.match_level) if call.match_level else "-",
                 call.hit_count,
-                excerpt(call.query, TABLE_CHARS, pk=call.pk),
-                excerpt(call.error_message, TABLE_CHARS, pk=call.pk),
+                excerpt(call.query, TABLE_CHARS, pk=call.pk if linked else None),
+                excerpt(call.error_message, TABLE_CHARS, pk=call.pk if linked else None),
                 call.duration_ms if call.duration_ms is not None else "-",
                 timezone.localtime(call.created_at).strftime("%Y-%m-%d %H:%M:%S"),
             )

@@ -21,6 +21,7 @@ from django.utils.translation import ngettext
 from caselibrary.models import CaseLibrary, CaseSearchHit
 from caselibrary.services.cases import session_can_become_case
 from config.admin_paginator import IndexOrderChangeList
+from config.admin_site import model_pages_of
 from config.queue import enqueue_on_commit
 from diagnosis.admin import EvidenceScoreBandFilter, SessionAdminBase, SessionChangeList
 from diagnosis.admin_times import list_time_column
@@ -194,6 +195,8 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
     def case_link(self, obj: DiagnosisSession) -> SafeString:
         case = case_of(obj)
         if case is not None:
+            if not model_pages_of(obj).open(CaseLibrary):
+                return case.title  # its page does not open to this operator
             url = reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
             return format_html('<a href="{}">{}</a>', url, _("open the case"))
         if not getattr(obj, "can_create_case", False) or not session_can_become_case(session=obj):
@@ -215,13 +218,20 @@ class DiagnosisSessionAdmin(ReaderHistoryMixin, EvidenceTablesMixin, SessionAdmi
         # The cases each search found, linked to their pages (one query for all titles).
         found = {c for search in searches for c in search.case_ids or []}
         titles = dict(CaseLibrary.objects.filter(case_id__in=found).values_list("case_id", "title"))
+        pages = model_pages_of(obj)  # a title links to its case only where that opens
 
         def cases(search: Any) -> SafeString:
             links = format_html_join(
                 mark_safe("<br>"),
-                '<a href="{}">{}</a>',
+                "{}",
                 (
-                    (reverse("admin:caselibrary_caselibrary_change", args=[c]), titles[c])
+                    (
+                        pages.link(
+                            CaseLibrary,
+                            reverse("admin:caselibrary_caselibrary_change", args=[c]),
+                            titles[c],
+                        ),
+                    )
                     for c in search.case_ids or []
                     if c in titles
                 ),

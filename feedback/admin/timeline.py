@@ -10,16 +10,21 @@ nobody opens. For the same reason a row's arguments, result and error show their
 TIMELINE_CHARS characters (diagnosis/admin_excerpts.py), saying where they are whole: a
 REST call's own page, or the span's attributes, which then show them whole."""
 
+import heapq
 import json
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.formats import number_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
+from caselibrary.models import CaseLibrary
 from caselibrary.selectors import session_case_searches
+from config.admin_site import model_pages_of
 from diagnosis.admin_excerpts import TIMELINE_CHARS, cut_note, invocation_url
 from diagnosis.admin_excerpts import cut as cut_to
 from diagnosis.models import DiagnosisSession, Span, SpanRole, ToolInvocation
@@ -36,6 +41,14 @@ from diagnosis.selectors import (
 # A value longer than this, or of more than one line, is folded in a box of its own (as
 # the arguments and the result are); shorter ones stay on the key's line.
 SHORT_VALUE_CHARS = 120
+# A span's attributes shown, the first by key, and the characters of a value (an array's
+# JSON; a string is cut at ingest, OTLP_MAX_ATTRIBUTE_CHARS) and of all of them: a span
+# stored before the ingest limited them (OTLP_MAX_ATTRIBUTES_PER_SPAN) may hold 900,000,
+# or an array of millions of items, and the page stays a few megabytes. A span stored
+# since shows whole (1,024 and the keys read), but for more than 4 MB of values.
+ATTRIBUTES_SHOWN = 2000
+VALUE_SHOWN_CHARS = 16384
+PAGE_VALUE_CHARS = 4_000_000
 
 
 def timeline_html(session: DiagnosisSession) -> SafeString:
@@ -43,12 +56,19 @@ def timeline_html(session: DiagnosisSession) -> SafeString:
     for search in session_case_searches(session_id=session.session_id):
         found.setdefault(search.invocation_id, []).extend(search.case_ids or [])
     labels = dict(SpanRole.choices)
+    # A found case's id links to its page only for those it opens to.
+    cases_open = model_pages_of(session).open(CaseLibrary)
     rows = []
     for row in session_timeline(session_id=session.session_id):
         item = dict(vars(row))
         item["role_label"] = labels.get(row.role, row.role)
         item["cases"] = [
-            (case_id, reverse("admin:caselibrary_caselibrary_change", args=[case_id]))
+            (
+                case_id,
+                reverse("admin:caselibrary_caselibrary_change", args=[case_id])
+                if cases_open
+                else None,
+            )
             for case_id in found.get(row.invocation_id or "", [])
         ]
         item["model_call"], item["model_call_title"] = _model_call(row)
@@ -120,24 +140,44 @@ def span_attributes_html(span: Span) -> SafeString:
         fact = session_invocations(session_id=span.session_id).filter(invocation_id=span.span_id)
         fact = fact.first()
     lines = []
-    for key in sorted(attributes):
+    keys = heapq.nsmallest(ATTRIBUTES_SHOWN, attributes)
+    room = PAGE_VALUE_CHARS
+    for key in keys:
         mark = format_html(' · <span class="cut">{}</span>', cut_label) if key in cut else ""
         if fact is not None and key in _HINTS and not _hint_used(key, attributes[key], fact):
             mark = format_html(
                 ' · <span class="ignored">{}</span>',
                 _("ignored: the fact holds %(value)s") % {"value": _text(_HINTS[key](fact))},
             )
-        lines.append((key, _value_html(_text(attributes[key]), span), mark))
+        text = _text(attributes[key])
+        lines.append((key, _value_html(text, span, max(room, SHORT_VALUE_CHARS)), mark))
+        room -= len(text)
+    more = ""
+    if len(attributes) > len(keys):
+        more = format_html(
+            "<p>{}</p>",
+            _("The first %(shown)s of %(total)s attributes, by key.")
+            % {
+                "shown": number_format(len(keys), force_grouping=True),
+                "total": number_format(len(attributes), force_grouping=True),
+            },
+        )
     return format_html(
-        '<strong>{}</strong><table class="attributes"><tbody>{}</tbody></table>',
+        '<strong>{}</strong><table class="attributes"><tbody>{}</tbody></table>{}',
         _("Attributes"),
         format_html_join("", '<tr><th scope="row">{}</th><td>{}{}</td></tr>', lines),
+        more,
     )
 
 
-def _value_html(text: str, span: Span) -> SafeString | str:
+def _value_html(text: str, span: Span, room: int = VALUE_SHOWN_CHARS) -> SafeString | str:
+    """`room`: the characters the page has left for it."""
     if len(text) <= SHORT_VALUE_CHARS and "\n" not in text:
         return text
+    limit = min(room, max(VALUE_SHOWN_CHARS, settings.OTLP_MAX_ATTRIBUTE_CHARS))
+    if len(text) > limit:
+        note = cut_note(shown=limit, total=len(text))
+        return format_html('<pre class="value">{}</pre>{}', text[:limit], note)
     # A long value the row shows already (a tool's arguments and result are attributes
     # as sent) is not repeated, unless the row shows it cut: here it is whole.
     if len(text) <= TIMELINE_CHARS:

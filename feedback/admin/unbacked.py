@@ -11,8 +11,12 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
+from caselibrary.models import CaseLibrary
+from config.admin_icons import yes_no_icon
+from config.admin_site import model_pages_of
 from diagnosis.admin import SessionAdminBase, session_change_url
 from diagnosis.admin_times import list_time_column
+from diagnosis.models import DiagnosisSession
 from feedback.models import UsefulWithoutEvidence
 from feedback.selectors import sessions_useful_without_evidence
 
@@ -67,7 +71,10 @@ class UsefulWithoutEvidenceAdmin(SessionAdminBase):
 
     @admin.display(description=_("session id"), ordering="session_id")
     def session_link(self, obj: UsefulWithoutEvidence) -> SafeString:
-        return format_html('<a href="{}">{}</a>', session_change_url(obj.pk), obj.session_id)
+        # The session's page asks for the sessions' own permission, not this queue's.
+        return model_pages_of(obj).link(
+            DiagnosisSession, session_change_url(obj.pk), obj.session_id
+        )
 
     # As every list writes a time (diagnosis/admin_times.py).
     feedback_at_column = list_time_column("feedback_at", _("feedback at"))
@@ -77,5 +84,7 @@ class UsefulWithoutEvidenceAdmin(SessionAdminBase):
     def case_column(self, obj: UsefulWithoutEvidence) -> SafeString | str:
         if obj.case_pk is None:
             return "–"
+        if not model_pages_of(obj).open(CaseLibrary):
+            return yes_no_icon(True)  # it has one, which this operator may not open
         url = reverse("admin:caselibrary_caselibrary_change", args=[obj.case_pk])
         return format_html('<a href="{}">{}</a>', url, _("open the case"))
