@@ -201,6 +201,8 @@ def _value_cut(value: Any, cut: _Cut, lost: Dropped) -> None:
 
 
 def _items_cut(items: Any, cut: _Cut, lost: Dropped) -> None:
+    """The first items of an array or kvlist (protobuf's repeated field or OTLP JSON's
+    list: both cut alike)."""
     count = len(items)
     limit = min(cut.limits.attributes, cut.left)
     if count > limit:
@@ -304,21 +306,12 @@ def _json_value_cut(value: Any, cut: _Cut, lost: Dropped) -> None:
         return
     for name in ("arrayValue", "array_value"):
         items = _listed(_field(value, name), "values")
-        _json_items_cut(items, cut, lost)
+        _items_cut(items, cut, lost)
         for item in items:
             _json_value_cut(item, cut, lost)
     for name in ("kvlistValue", "kvlist_value"):
         items = _listed(_field(value, name), "values")
-        _json_items_cut(items, cut, lost)
+        _items_cut(items, cut, lost)
         for item in items:
             if isinstance(item, dict):
                 _json_value_cut(item.get("value"), cut, lost)
-
-
-def _json_items_cut(items: list, cut: _Cut, lost: Dropped) -> None:
-    count = len(items)
-    limit = min(cut.limits.attributes, cut.left)
-    if count > limit:
-        del items[limit:]
-        _count_dropped(lost, "items", count - limit, cut)
-    cut.left -= min(count, limit)
