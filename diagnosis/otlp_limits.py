@@ -25,23 +25,11 @@ from typing import Any
 from diagnosis.otlp_facts import HITS_ATTRIBUTE, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE
 from diagnosis.otlp_mapping import KEYS_READ as MAPPING_KEYS
 from diagnosis.otlp_messages import KEYS_READ as MESSAGE_KEYS
+from diagnosis.selectors import MODEL_CALL_KEYS
 
-# A model call's model and tokens, which its timeline row shows (diagnosis.selectors).
-_MODEL_KEYS = (
-    "gen_ai.request.model",
-    "gen_ai.response.model",
-    "llm.model_name",
-    "gen_ai.usage.input_tokens",
-    "gen_ai.usage.prompt_tokens",
-    "llm.token_count.prompt",
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.completion_tokens",
-    "llm.token_count.completion",
-)
 # The span attributes the service reads by their key.
-READ_KEYS = frozenset(
-    (*MAPPING_KEYS, *MESSAGE_KEYS, KIND_ATTRIBUTE, LEVEL_ATTRIBUTE, HITS_ATTRIBUTE, *_MODEL_KEYS)
-)
+_HINT_KEYS = (KIND_ATTRIBUTE, LEVEL_ATTRIBUTE, HITS_ATTRIBUTE)
+READ_KEYS = frozenset((*MAPPING_KEYS, *MESSAGE_KEYS, *MODEL_CALL_KEYS, *_HINT_KEYS))
 _EXCEPTION = "exception"
 _EXCEPTION_KEYS = frozenset(("exception.type", "exception.message"))
 

@@ -219,6 +219,8 @@ _OUTPUT_TOKENS = (
     "gen_ai.usage.completion_tokens",
     "llm.token_count.completion",
 )
+# Every attribute a timeline row reads of a model call (diagnosis.otlp_limits keeps them).
+MODEL_CALL_KEYS = (*_MODEL_ATTRIBUTES, *_INPUT_TOKENS, *_OUTPUT_TOKENS)
 
 
 # The rows a timeline shows at most: the first ones, in the order they started.
