@@ -106,6 +106,11 @@ def fault_category_in_use(*, code: str) -> bool:
     return code == GENERAL_CATEGORY or CaseLibrary.objects.filter(fault_category=code).exists()
 
 
+def fault_category_case_count(*, code: str) -> int:
+    """How many cases are in the category."""
+    return CaseLibrary.objects.filter(fault_category=code).count()
+
+
 # --- Search ---------------------------------------------------------------------------
 
 

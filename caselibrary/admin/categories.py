@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from caselibrary.admin.filters import FaultCategoryFilter
 from caselibrary.models import GENERAL_CATEGORY, CaseLibrary, FaultCategory
 from caselibrary.selectors import (
+    fault_category_case_count,
     fault_category_in_use,
 )
 from caselibrary.services.categories import (
@@ -133,7 +134,7 @@ class FaultCategoryAdmin(admin.ModelAdmin):
     def _cases_using(request: HttpRequest, category: FaultCategory) -> SafeString:
         """How many cases use the category; linked to the case list filtered by it, for
         those the list opens to."""
-        count = CaseLibrary.objects.filter(fault_category=category.code).count()
+        count = fault_category_case_count(code=category.code)
         if not model_pages(request).open(CaseLibrary):
             return format_html(
                 "{}",
