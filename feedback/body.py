@@ -121,7 +121,8 @@ def _choice(value: Any, allowed: list[str], message: str) -> str:
 
 
 def _reason(value: Any) -> str:
-    if value is None:
+    # "" is what a form's "no choice" option sends: a reason left out, as null is.
+    if value is None or value == "":
         return ""
     return _choice(value, FeedbackReason.values, INVALID_REASON)
 
@@ -183,9 +184,12 @@ FEEDBACK_BODY_SCHEMA = {
         "feedback": {"type": "string", "enum": Feedback.values},
         "reason": {
             "type": "string",
-            "enum": FeedbackReason.values,
+            "enum": [*FeedbackReason.values, ""],
             "nullable": True,
-            "description": "Optional, with not_useful only: why the answer was not useful.",
+            "description": (
+                "Optional, with not_useful only: why the answer was not useful "
+                '("" or null for none).'
+            ),
         },
         "comment": {
             "type": "string",

@@ -72,3 +72,21 @@ def test_a_blank_comment_over_the_limit_is_still_too_long(api, finished) -> None
     assert response.status_code == 400
     assert response.json()["message"] == "comment 不能超过 2000 个字符"
     assert DiagnosisSession.objects.get().feedback is None
+
+
+@pytest.mark.parametrize("feedback", ["not_useful", "useful"])
+def test_an_empty_reason_is_no_reason_as_null_is(api, finished, feedback) -> None:
+    # An HTML form's "no choice" option sends "": it reads as a reason left out.
+    response = send(api, feedback=feedback, reason="")
+
+    assert response.status_code == 200
+    assert DiagnosisSession.objects.get().feedback == feedback
+    assert not FeedbackEntry.objects.exists()
+
+
+def test_a_reason_of_blanks_is_still_refused(api, finished) -> None:
+    response = send(api, reason=" ")
+
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("reason 取值无效")
+    assert DiagnosisSession.objects.get().feedback is None

@@ -117,7 +117,7 @@ def test_the_openapi_schema_tells_api_clients_the_widget_s_reasons_and_limits() 
         body = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[-1]]
     fields = body["properties"]
 
-    assert [code for code in fields["reason"]["enum"] if code is not None] == widget_reasons()
+    assert [code for code in fields["reason"]["enum"] if code] == widget_reasons()
     for field, constant in WIDGET_LIMITS.items():
         limit = widget_limit(constant)
         stated = re.findall(r"\d[\d,]*", fields[field].get("description", ""))
