@@ -26,6 +26,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from config.admin_icons import yes_no_icon
+from config.admin_lookups import OfferedLookupsMixin
 from config.admin_paginator import EstimatedCountAdminMixin
 from config.admin_site import ModelPagesMixin
 from config.admin_superuser import SuperuserOnlyAdminMixin
@@ -80,7 +81,7 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(SuperuserOnlyAdminMixin, APIKeyModelAdmin):
+class ApiKeyAdmin(OfferedLookupsMixin, SuperuserOnlyAdminMixin, APIKeyModelAdmin):
     """A key is a credential: superusers only, whatever permissions staff hold."""
 
     form = ApiKeyForm
@@ -214,7 +215,9 @@ class SessionChangeList(ChangeList):
         )
 
 
-class SessionAdminBase(ModelPagesMixin, EstimatedCountAdminMixin, admin.ModelAdmin):
+class SessionAdminBase(
+    ModelPagesMixin, OfferedLookupsMixin, EstimatedCountAdminMixin, admin.ModelAdmin
+):
     """Sessions seen by operators: read-only, scored, fast on a million rows. Their
     pages link to a case or a session only where it opens to the operator
     (config.admin_site.model_pages_of)."""
@@ -328,7 +331,7 @@ class ToolCatalogListForm(forms.ModelForm):
 
 
 @admin.register(ToolCatalogEntry)
-class ToolCatalogAdmin(admin.ModelAdmin):
+class ToolCatalogAdmin(OfferedLookupsMixin, admin.ModelAdmin):
     """Every tool name seen in traces. Marking a tool as retrieval, and how its match
     level is read, applies to the spans received from then on."""
 

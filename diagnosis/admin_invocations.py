@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
+from config.admin_lookups import OfferedLookupsMixin
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin_excerpts import TOOLTIP_CHARS, cut, whole_text_link
 from diagnosis.admin_times import list_time_column
@@ -69,7 +70,7 @@ def _excerpt(text: str | None, pk: int) -> SafeString | str:
 
 
 @admin.register(ToolInvocation)
-class ToolInvocationAdmin(EstimatedCountAdminMixin, admin.ModelAdmin):
+class ToolInvocationAdmin(OfferedLookupsMixin, EstimatedCountAdminMixin, admin.ModelAdmin):
     list_display = (
         "tool_name",
         "kind",

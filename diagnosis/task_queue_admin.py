@@ -18,6 +18,7 @@ from django_q.admin import FailAdmin, QueueAdmin, ScheduleAdmin, TaskAdmin
 from django_q.models import Failure, OrmQ, Schedule, Success
 
 from config.admin_icons import yes_no_icon
+from config.admin_lookups import OfferedLookupsMixin
 from config.admin_superuser import SuperuserOnlyAdminMixin
 from diagnosis.admin_times import list_time_column
 
@@ -33,7 +34,7 @@ def dotted_path(path: str | None) -> SafeString | str:
     return format_html_join(mark_safe(".<wbr>"), "{}", ((part,) for part in path.split(".")))
 
 
-class TaskListMixin(SuperuserOnlyAdminMixin):
+class TaskListMixin(OfferedLookupsMixin, SuperuserOnlyAdminMixin):
     """django-q2's lists with the console's styles (they fit a 1366-pixel screen like the
     others) and the function's path wrapping after its dots; superusers only."""
 

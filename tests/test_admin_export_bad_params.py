@@ -42,6 +42,9 @@ REFUSED = {
         ("created_at__gte", "banana"),
         ("created_at__lt", "2024-13-45"),
         ("created_at__year", "abc"),
+        # A field of the model the list does not filter on.
+        ("feedback", "not_useful"),
+        ("query__regex", "disk"),
         *((key, "banana") for key in OWN_FILTERS["bad_cases"]),
     ],
 }
@@ -49,7 +52,7 @@ REFUSED = {
 # page (an export holds every page, in the list's order).
 TAKEN = {
     "cases": ["source_type", "o", "p"],
-    "bad_cases": ["feedback", "o", "p"],
+    "bad_cases": ["o", "p"],
 }
 
 

@@ -51,6 +51,7 @@ from caselibrary.services.cases import (
     session_can_become_case,
 )
 from config.admin_history import log_keyed_entries
+from config.admin_lookups import OfferedLookupsMixin
 from config.admin_paginator import EstimatedCountAdminMixin, IndexOrderChangeList
 from config.admin_site import ModelPagesMixin, model_pages
 from diagnosis.admin import session_change_url
@@ -67,6 +68,7 @@ class CaseLibraryAdmin(
     NearDuplicatesMixin,
     CaseImportMixin,
     CaseColumnsMixin,
+    OfferedLookupsMixin,
     EstimatedCountAdminMixin,
     admin.ModelAdmin,
 ):

@@ -25,6 +25,7 @@ from caselibrary.services.categories import (
     fault_category_delete,
     fault_category_save,
 )
+from config.admin_lookups import OfferedLookupsMixin
 from config.admin_site import model_pages
 
 # As every seeded code is written: what `faultCategory` carries in the API and in imports.
@@ -75,7 +76,7 @@ class FaultCategoryForm(forms.ModelForm):
 
 
 @admin.register(FaultCategory)
-class FaultCategoryAdmin(admin.ModelAdmin):
+class FaultCategoryAdmin(OfferedLookupsMixin, admin.ModelAdmin):
     form = FaultCategoryForm
     list_display = ("code", "name", "description_column", "keywords")
     search_fields = ("code", "name", "keywords")

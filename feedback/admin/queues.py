@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
 from config.admin_history import log_entries
+from config.admin_lookups import OfferedLookupsMixin
 from feedback.models import BadCase, BadCaseReview, ReviewTag
 from feedback.review_queues import bad_case_assignees, bad_cases_assign, bad_cases_tag
 
@@ -217,6 +218,6 @@ def _review(obj: BadCase) -> Any:
 
 
 @admin.register(ReviewTag)
-class ReviewTagAdmin(admin.ModelAdmin):
+class ReviewTagAdmin(OfferedLookupsMixin, admin.ModelAdmin):
     list_display = ("name",)
     search_fields = ("name",)
