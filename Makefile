@@ -36,7 +36,7 @@ ifeq ($(CASE_SEARCH_BACKEND),milvus)
 RUN_EXTRAS := $(if $(RUN_EXTRAS),$(RUN_EXTRAS)$(comma))milvus
 endif
 
-.PHONY: help run test test-fast lint format bench schema clean
+.PHONY: help run test test-fast deps lint format bench schema clean
 
 help:
 	@echo "make run        set up and run the service on http://$(HOST):$(PORT)/admin/"
@@ -71,6 +71,13 @@ run:
 test:
 	$(call venv,$(TEST_EXTRAS))
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Every set of packages `make run` and `make test` install (SQLite and MariaDB), one after
+# the other: CI runs the two test runs side by side, which must not install at once.
+deps:
+	$(call venv,)
+	$(call venv,test)
+	$(call venv,test$(comma)mysql)
 
 test-fast:
 	$(call venv,$(TEST_EXTRAS))

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from config import cache_backend
+from tests.redis_databases import redis_url
 from tests.silent_server import SilentServer
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,7 @@ def test_a_cache_that_answers_is_used_as_before(settings, make_client) -> None: 
     settings.CACHES = {
         "default": {
             "BACKEND": "config.cache_backend.RedisCache",
-            "LOCATION": "redis://127.0.0.1:6379/14",
+            "LOCATION": redis_url("cache"),
         }
     }
     api = make_client("full")

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.processes import ROOT
+from tests.redis_databases import redis_url
 from tests.test_settings import load_settings
 
 pytestmark = pytest.mark.integration
 
-REDIS_URL = "redis://127.0.0.1:6379/13"
+REDIS_URL = redis_url("environments")
 
 # What a process of an environment sees in the cache, after it set its own entry.
 SCRIPT = """

@@ -21,6 +21,7 @@ from config import deadline, health, metrics_scrape
 from config.deadline import DeadlineMissed, within_deadline
 from evaluation.models import WorkerHeartbeat
 from tests.processes import child_database_url, child_env, start_gunicorn, stop_group, wait_for
+from tests.redis_databases import redis_url
 from tests.test_metrics import parse, scrape
 from tests.test_settings import load_settings, refusal
 
@@ -387,7 +388,7 @@ def redis_broker(monkeypatch):  # type: ignore[no-untyped-def]
     from django_q.conf import Conf
 
     monkeypatch.setattr(Conf, "ORM", None)
-    monkeypatch.setattr(Conf, "REDIS", "redis://127.0.0.1:6379/13")
+    monkeypatch.setattr(Conf, "REDIS", redis_url("environments"))
 
 
 def test_with_the_redis_broker_a_hanging_database_leaves_the_queue_readable(

@@ -9,12 +9,13 @@ from rest_framework.test import APIRequestFactory
 
 from diagnosis.models import ApiKey
 from feedback.throttling import FeedbackKeyThrottle
+from tests.redis_databases import redis_url
 
 # A Redis database of its own, emptied around each test that uses it.
 REDIS_CACHE = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": "redis://127.0.0.1:6379/9",
+        "LOCATION": redis_url("rate_limits"),
     }
 }
 

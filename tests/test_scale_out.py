@@ -27,6 +27,7 @@ import pytest
 from django.db import connection
 
 from tests.processes import ROOT, child_env, free_port, http_ok, post_json, stop_group, wait_for
+from tests.redis_databases import redis_db
 
 pytestmark = [
     pytest.mark.mysql,
@@ -36,7 +37,7 @@ pytestmark = [
 ]
 
 SESSIONS = 120
-REDIS_DB = "7"
+REDIS_DB = redis_db("scale_out")
 
 
 @dataclass
