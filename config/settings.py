@@ -432,6 +432,8 @@ OTLP_MAX_ATTRIBUTES_PER_SPAN = env_int("OTLP_MAX_ATTRIBUTES_PER_SPAN", 1024, min
 OTLP_MAX_EVENTS_PER_SPAN = env_int("OTLP_MAX_EVENTS_PER_SPAN", 1024, minimum=1)
 # Attributes and array items read in one request, the keys the mapping reads excepted.
 OTLP_MAX_ATTRIBUTES_PER_REQUEST = env_int("OTLP_MAX_ATTRIBUTES_PER_REQUEST", 131072, minimum=1)
+# Tool names the catalog takes from traces; past them a new name is scored with defaults.
+TOOL_CATALOG_MAX_NAMES = env_int("TOOL_CATALOG_MAX_NAMES", 10000, minimum=1)
 # Per API key, e.g. "1200/min"; "off" disables the limit. Over it: 429 with Retry-After.
 OTLP_RATE_LIMIT = env_rate("OTLP_RATE_LIMIT", "3000/min")
 # Text matching these regular expressions is replaced by "[redacted]" before anything from

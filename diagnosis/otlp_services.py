@@ -29,7 +29,6 @@ from diagnosis.models import (
     Span,
     ToolCatalogEntry,
     ToolInvocation,
-    ToolKind,
 )
 from diagnosis.otlp_completion import (
     Root,
@@ -51,11 +50,9 @@ from diagnosis.services import (
     stored_facts,
     stored_text,
 )
+from diagnosis.tool_catalog import Notes, catalog_add, catalog_of
 
 logger = logging.getLogger(__name__)
-
-# What was read otherwise than sent, by the trace and span id of the span it is about.
-Notes = dict[tuple[str, str], list[str]]
 
 
 @dataclass(frozen=True)
@@ -110,14 +107,14 @@ def _stored(records: list[SpanRecord], rejected: list[str]) -> _Stored:
     keys = trace_sessions(records, notes)
     sessions_by_trace = keys.sessions
     with transaction.atomic():
-        catalog, unseen = _catalog(records)
+        catalog, unseen = catalog_of(records)
         kept, facts = _checked_facts(records, catalog, rejected, notes)
         stored = _stored_span_keys(kept)
         new = [r for r in kept if (r.trace_id, r.span_id) not in stored]
         new = _with_free_invocation_ids(new, sessions_by_trace, facts, rejected)
         # The catalog gains the tools of the spans stored, in the same transaction: a span
         # refused, or a request that fails, leaves nothing behind, not even a tool's name.
-        _catalog_add(unseen, {r.tool_name for r in new if r.tool_name})
+        catalog_add(unseen, new, notes)
         unsettled = _write(new, keys, facts) if new else set()
     return _Stored(
         frozenset(stored | {(r.trace_id, r.span_id) for r in new}), new, rejected, unsettled, notes
@@ -196,33 +193,6 @@ def _unique(records: list[SpanRecord]) -> list[SpanRecord]:
             seen.add(key)
             unique.append(record)
     return unique
-
-
-def _catalog(
-    records: list[SpanRecord],
-) -> tuple[dict[str, ToolCatalogEntry], list[ToolCatalogEntry]]:
-    """The catalog entries of the tools in `records`, and those of the names not in the
-    catalog yet (with the catalog's defaults, not saved: _catalog_add saves them)."""
-    names: dict[str, bool] = {}
-    for record in records:
-        if record.role == "tool" and record.tool_name:
-            names[record.tool_name] = names.get(record.tool_name, False) or record.is_retriever
-    if not names:
-        return {}, []
-    entries = {e.tool_name: e for e in ToolCatalogEntry.objects.filter(tool_name__in=names)}
-    unseen = [
-        ToolCatalogEntry(tool_name=name, kind=ToolKind.RETRIEVAL if retriever else ToolKind.OTHER)
-        for name, retriever in names.items()
-        if name not in entries and len(name) <= 128
-    ]
-    return {**entries, **{e.tool_name: e for e in unseen}}, unseen
-
-
-def _catalog_add(unseen: list[ToolCatalogEntry], names: set[str]) -> None:
-    entries = [entry for entry in unseen if entry.tool_name in names]
-    if entries:
-        # Two requests may add the same name at once: the unique key keeps one.
-        ToolCatalogEntry.objects.bulk_create(entries, ignore_conflicts=True)
 
 
 def _with_free_invocation_ids(
