@@ -139,10 +139,17 @@ def _warn_when_workers_count_alone(server):  # type: ignore[no-untyped-def]
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
+    # Its live gauges go, and its files of zeros (its counts stay: config/metrics.py).
+    from config import metrics
 
-        multiprocess.mark_process_dead(worker.pid)
+    metrics.process_ended(worker.pid)
+
+
+def on_exit(server):  # type: ignore[no-untyped-def]
+    # The files on_starting's django.setup() made under the master's pid, all zeros.
+    from config import metrics
+
+    metrics.process_ended()
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]

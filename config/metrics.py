@@ -186,7 +186,7 @@ def _sized(path: str) -> bool:
 # --- A process's files when it ends ---------------------------------------------------
 
 
-def process_ended() -> None:
+def process_ended(pid: int | None = None) -> None:
     """What this process leaves in the shared directory (multi-process mode) as it ends:
     its live gauges go (mark_process_dead, prometheus_client's bookkeeping for a process
     that dies), and so does each of its files that holds nothing but zeros. Every process
@@ -196,11 +196,12 @@ def process_ended() -> None:
     every file. Removing zeros changes no total. A file holding a count stays until the
     directory is emptied before the service starts: without it the machine's counters
     would go backwards, which prometheus_client's rules forbid. manage.py calls this as
-    its process exits."""
+    its process exits; gunicorn's master for each worker that exits (`pid`) and for itself
+    (it loads the service to check it before the workers start)."""
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if not directory:
         return
-    pid = os.getpid()
+    pid = os.getpid() if pid is None else pid
     multiprocess.mark_process_dead(pid, directory)
     for path in glob.glob(os.path.join(directory, f"*_{pid}.db")):
         if _only_zeros(path):
