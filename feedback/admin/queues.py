@@ -16,7 +16,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, override
 
-from config.admin_history import log_entries
+from config.admin_history import log_keyed_entries
 from config.admin_lookups import OfferedLookupsMixin
 from feedback.models import BadCase, BadCaseReview, ReviewTag
 from feedback.review_queues import bad_case_assignees, bad_cases_assign, bad_cases_tag
@@ -154,7 +154,7 @@ class ReviewQueueMixin:
             )
             return
         rows = selected_rows(queryset)
-        count = bad_cases_tag(session_ids=[row.session_id for row in rows], tag=tag)
+        count = bad_cases_tag(session_ids=[session_id for _, session_id in rows], tag=tag)
         log_review_change(request, rows, "tags")
         self.message_user(
             request,
@@ -167,7 +167,9 @@ class ReviewQueueMixin:
 
     def _assign(self, request: HttpRequest, queryset: QuerySet, assignee: Any) -> None:
         rows = selected_rows(queryset)
-        count = bad_cases_assign(session_ids=[row.session_id for row in rows], assignee=assignee)
+        count = bad_cases_assign(
+            session_ids=[session_id for _, session_id in rows], assignee=assignee
+        )
         log_review_change(request, rows, "assignee")
         if assignee is None:
             # Not "assigned to nobody": a sentence of its own reads naturally in Chinese too.
@@ -192,22 +194,26 @@ def _chosen(request: HttpRequest, name: str) -> Any:
         return None
 
 
-def selected_rows(queryset: QuerySet) -> list[BadCase]:
-    """Every bad case an action was given: the ticked ones, or with "select all" every
-    one the list's filters match, however many pages (the services write them a batch
-    at a time). Only their keys: the history names them, the services take their ids."""
+def selected_rows(queryset: QuerySet) -> list[tuple[int, str]]:
+    """Every bad case an action was given, as (key, session id): the ticked ones, or with
+    "select all" every one the list's filters match, however many pages (the services
+    write them a batch at a time). Keys alone, no objects: the history names a bad case
+    by its session id (what str() of one gives), the services take the ids."""
     return list(
-        queryset.select_related(None).prefetch_related(None).order_by().only("id", "session_id")
+        queryset.select_related(None)
+        .prefetch_related(None)
+        .order_by()
+        .values_list("pk", "session_id")
     )
 
 
-def log_review_change(request: HttpRequest, rows: list[BadCase], field: str) -> None:
+def log_review_change(request: HttpRequest, rows: list[tuple[int, str]], field: str) -> None:
     """Each bad case's history says which review field an action changed, and who did."""
     if not rows:
         return
     with override(None):  # stored in the language of the code, shown translated
         name = str(BadCaseReview._meta.get_field(field).verbose_name)
-    log_entries(request.user.pk, rows, CHANGE, [{"changed": {"fields": [name]}}])
+    log_keyed_entries(request.user.pk, BadCase, rows, CHANGE, [{"changed": {"fields": [name]}}])
 
 
 def _review(obj: BadCase) -> Any:
