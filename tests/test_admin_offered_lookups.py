@@ -58,7 +58,13 @@ def test_an_export_refuses_a_lookup_its_list_does_not_offer(admin_client, export
     [
         (SESSIONS, {"status__exact": "SUCCESS"}),
         (SESSIONS, {"feedback__isnull": "True"}),
-        (SESSIONS, {"created_at__gte": "2026-01-01", "created_at__lt": "2027-01-01"}),
+        (
+            SESSIONS,
+            {
+                "created_at__gte": "2026-01-01 00:00:00+00:00",
+                "created_at__lt": "2027-01-01 00:00:00+00:00",
+            },
+        ),
         (SESSIONS, {"created_at__isnull": "False"}),
         (CASES, {"source_type__exact": "feedback"}),
         (INVOCATIONS, {"kind__exact": "metrics", "status__exact": "ok"}),
