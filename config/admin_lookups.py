@@ -1,19 +1,27 @@
-"""The lookups a changelist's URL may carry: those its own filters write, nothing else.
+"""The lookups a changelist's URL may carry.
 
 Django allows any lookup on a model's own fields in the URL (`?query__regex=…`,
-`?answer__contains=…`) and refuses only lookups through relations the list does not
-filter on. Here a list takes the parameters of its filters alone (and a raw-id popup's
-`limit_choices_to`, as Django does); anything else is refused as Django refuses such a
-relation (`DisallowedModelAdminLookup`: a 400), on the page and in its export. A pattern
-match typed into the URL otherwise ran over every row, in the database or, on SQLite,
-in the web worker.
+`?answer__contains=…`, `?id__gt=…`): a pattern typed into the URL ran over every row, in
+the database or, on SQLite, in the web worker. Here a list takes
+- the lookups its own filters write (a filter's parameter, a field filter's `exact`,
+  `isnull`, date range and `isempty`), and a raw-id popup's `limit_choices_to`;
+- a value of a field, as a bookmark or a hand-made link has it (`?session_id=…`,
+  `?session__session_id__exact=…`, `?status__in=…`): equality, as before;
+- a parameter that names no field at all (`?utm_source=…`, a filter since removed):
+  Django's own answer, the list reopened unfiltered at `?e=1`.
+Any other lookup on a field (a pattern, a range, a transform) is refused as a filter the
+list does not take is: the list reopens at `?e=1` and says so, the export answers 400
+naming it (`IncorrectLookupParameters`, not Django's bare 400 logged as a security
+error).
 """
 
 from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin import widgets
-from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.admin.exceptions import DisallowedModelAdminLookup
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import NotRelationField, get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
@@ -21,20 +29,31 @@ from django.http import HttpRequest
 # What Django's field filters write after the field: a value (exact), none (isnull), a
 # date range (gte, lt) and the empty-field filter's isempty.
 FILTER_LOOKUPS = frozenset({"exact", "isnull", "gte", "lt", "isempty"})
+# A value of a field, any field.
+EQUALITY = frozenset({"exact", "isnull", "in"})
 # A date hierarchy's drill-down.
 DATE_PARTS = frozenset({"year", "month", "day"})
 
 
 class OfferedLookupsMixin:
-    """For a ModelAdmin: its list and export take the lookups its filters write only."""
+    """For a ModelAdmin: its list and export take the lookups above only."""
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None) -> bool:
         if not super().lookup_allowed(lookup, value, request):  # type: ignore[misc]
             return False
         model_admin: Any = self
-        return _is_raw_id_choice(model_admin.model, lookup, value) or _is_offered(
-            model_admin, lookup, request
+        model = model_admin.model
+        return (
+            _is_raw_id_choice(model, lookup, value)
+            or _is_offered(model_admin, lookup, request)
+            or _is_equality(model, lookup)
         )
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        try:
+            return super().get_changelist_instance(request)  # type: ignore[misc]
+        except DisallowedModelAdminLookup as refused:
+            raise IncorrectLookupParameters(str(refused)) from None
 
 
 def _is_raw_id_choice(model: Any, lookup: str, value: str) -> bool:
@@ -66,20 +85,24 @@ def _is_offered(model_admin: Any, lookup: str, request: HttpRequest | None) -> b
         path, rest = LOOKUP_SEP.join(parts[:end]), parts[end:]
         if path == hierarchy and rest and set(rest) <= DATE_PARTS:
             return True
-        if path in paths:
-            return _written_by_a_field_filter(model_admin.model, path, rest)
+        if path in paths and len(rest) <= 2 and (not rest or rest[-1] in FILTER_LOOKUPS):
+            return True
     return False
 
 
-def _written_by_a_field_filter(model: Any, path: str, rest: list[str]) -> bool:
-    if len(rest) == 1:
-        return rest[0] in FILTER_LOOKUPS
-    if len(rest) == 2 and rest[1] == "exact":
-        # A related field's filter names the key of the row it points to.
-        try:
-            field = get_fields_from_path(model, path)[-1]
-        except FieldDoesNotExist:
-            return False
-        target = getattr(field, "target_field", None)
-        return field.is_relation and rest[0] in {"pk", getattr(target, "name", "pk")}
-    return not rest
+def _is_equality(model: Any, lookup: str) -> bool:
+    """A field's value (or a parameter naming no field, which Django refuses itself)."""
+    parts = lookup.split(LOOKUP_SEP)
+    if parts[0] == "pk":
+        parts[0] = model._meta.pk.name
+    try:
+        model._meta.get_field(parts[0])
+    except FieldDoesNotExist:
+        return True  # no field: the list reopens at ?e=1
+    if parts[-1] in EQUALITY:
+        parts = parts[:-1]
+    try:
+        get_fields_from_path(model, LOOKUP_SEP.join(parts))
+    except (FieldDoesNotExist, NotRelationField):
+        return False  # a field followed by a lookup or transform other than equality
+    return True

@@ -3,7 +3,6 @@
 from copy import copy
 
 from django.contrib import admin
-from django.contrib.admin.exceptions import DisallowedModelAdminLookup
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import PAGE_VAR
 from django.core.exceptions import PermissionDenied
@@ -31,10 +30,9 @@ def export_view(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     request = _with_query(request, _without(request.GET, PAGE_VAR))
     try:
         changelist = model_admin.get_changelist_instance(request)
-    except REFUSED_LOOKUPS:
-        # The list page sends such a URL (a stale bookmark, a hand-edited link) to ?e=1
-        # or, for a lookup it does not offer, answers 400; a download, often fetched by a
-        # script, is told which parameter is wrong.
+    except IncorrectLookupParameters:
+        # The list page sends such a URL (a stale bookmark, a hand-edited link) to ?e=1;
+        # a download, often fetched by a script, is told which parameter is wrong.
         return _refused(_refused_parameters(model_admin, request))
     queryset = changelist.get_queryset(request)
     export = EXPORTS[name]
@@ -60,10 +58,6 @@ def _with_query(request: HttpRequest, query: QueryDict) -> HttpRequest:
     return changed
 
 
-# A value a filter does not take; a lookup the list does not offer.
-REFUSED_LOOKUPS = (IncorrectLookupParameters, DisallowedModelAdminLookup)
-
-
 def _refused_parameters(model_admin: admin.ModelAdmin, request: HttpRequest) -> list[str]:
     """The query parameters the list refuses, each tried alone; all of them when only
     their combination is refused. Runs only for a refused link."""
@@ -73,7 +67,7 @@ def _refused_parameters(model_admin: admin.ModelAdmin, request: HttpRequest) -> 
         alone.setlist(key, request.GET.getlist(key))
         try:
             model_admin.get_changelist_instance(_with_query(request, alone))
-        except REFUSED_LOOKUPS:
+        except IncorrectLookupParameters:
             refused.append(key)
     return refused or list(request.GET)
 

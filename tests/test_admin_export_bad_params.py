@@ -34,6 +34,7 @@ REFUSED = {
         ("bogus", "1"),
         ("created_at__gte", "banana"),
         ("updated_at__year", "abc"),
+        ("title__contains", "disk"),
         *((key, "banana") for key in OWN_FILTERS["cases"]),
     ],
     "bad_cases": [
@@ -42,9 +43,9 @@ REFUSED = {
         ("created_at__gte", "banana"),
         ("created_at__lt", "2024-13-45"),
         ("created_at__year", "abc"),
-        # A field of the model the list does not filter on.
-        ("feedback", "not_useful"),
+        # A pattern or a range on a field no filter of the list offers.
         ("query__regex", "disk"),
+        ("id__gt", "1"),
         *((key, "banana") for key in OWN_FILTERS["bad_cases"]),
     ],
 }
@@ -52,7 +53,7 @@ REFUSED = {
 # page (an export holds every page, in the list's order).
 TAKEN = {
     "cases": ["source_type", "o", "p"],
-    "bad_cases": ["o", "p"],
+    "bad_cases": ["feedback", "o", "p"],
 }
 
 

@@ -1,6 +1,5 @@
-"""An admin address whose filter or search holds a number no row can have (past the
-column's range: an edited or stale link) lists nothing; it is no server error, on any
-database. A lookup the list does not offer is refused (400) before it is run."""
+"""An admin address whose filter holds a number no row can have (past the column's range:
+an edited or stale link) lists nothing; it is no server error, on any database."""
 
 import pytest
 
@@ -11,39 +10,17 @@ pytestmark = pytest.mark.django_db
 HUGE = "99999999999999999999999"
 
 
-NOT_OFFERED = [
-    f"/admin/diagnosis/toolinvocation/?session__id__exact={HUGE}",
-    f"/admin/diagnosis/diagnosissession/?id={HUGE}",
-    f"/admin/feedback/badcase/?id__exact={HUGE}",
-    f"/admin/feedback/usefulwithoutevidence/?id__exact={HUGE}",
-    f"/admin/diagnosis/toolinvocation/?id__gt={HUGE}",
-    f"/admin/caselibrary/caselibrary/?l0_hits__exact={HUGE}",
-    f"/admin/export/bad_cases.csv?id__exact={HUGE}",
-    f"/admin/export/cases.csv?l0_hits__exact={HUGE}",
-]
-
-
-@pytest.mark.parametrize("address", NOT_OFFERED)
-def test_a_lookup_on_a_number_past_any_row_that_the_list_does_not_offer_is_refused(
-    admin_client, address: str
-) -> None:
-    DiagnosisSessionFactory(not_useful=True)
-
-    assert admin_client.get(address).status_code == 400
-
-
 @pytest.mark.parametrize(
     "address",
     [
-        f"/admin/caselibrary/caselibrary/?q={HUGE}",
-        f"/admin/feedback/badcase/?q={HUGE}",
-        f"/admin/diagnosis/diagnosissession/?q={HUGE}",
-        f"/admin/diagnosis/toolinvocation/?session={HUGE}",
+        f"/admin/diagnosis/toolinvocation/?session__id__exact={HUGE}",
+        f"/admin/diagnosis/diagnosissession/?id={HUGE}",
+        f"/admin/feedback/badcase/?id__exact={HUGE}",
+        f"/admin/feedback/usefulwithoutevidence/?id__exact={HUGE}",
+        f"/admin/caselibrary/caselibrary/?l0_hits__exact={HUGE}",
     ],
 )
-def test_a_search_or_filter_on_a_number_past_any_row_lists_nothing(
-    admin_client, address: str
-) -> None:
+def test_a_filter_on_a_number_past_any_row_lists_nothing(admin_client, address: str) -> None:
     DiagnosisSessionFactory(not_useful=True)
 
     response = admin_client.get(address)
@@ -55,11 +32,11 @@ def test_a_search_or_filter_on_a_number_past_any_row_lists_nothing(
 @pytest.mark.parametrize(
     "address",
     [
-        f"/admin/export/bad_cases.csv?q={HUGE}",
-        f"/admin/export/cases.csv?q={HUGE}",
+        f"/admin/export/bad_cases.csv?id__exact={HUGE}",
+        f"/admin/export/cases.csv?l0_hits__exact={HUGE}",
     ],
 )
-def test_an_export_searched_for_a_number_past_any_row_holds_its_header_only(
+def test_an_export_filtered_on_a_number_past_any_row_holds_its_header_only(
     admin_client, address: str
 ) -> None:
     DiagnosisSessionFactory(not_useful=True)
