@@ -140,16 +140,24 @@ def _warn_when_workers_count_alone(server):  # type: ignore[no-untyped-def]
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]
     # Its live gauges go, and its files of zeros (its counts stay: config/metrics.py).
-    from config import metrics
-
-    metrics.process_ended(worker.pid)
+    _ended(server, worker.pid)
 
 
 def on_exit(server):  # type: ignore[no-untyped-def]
     # The files on_starting's django.setup() made under the master's pid, all zeros.
-    from config import metrics
+    _ended(server, os.getpid())
 
-    metrics.process_ended()
+
+def _ended(server, pid):  # type: ignore[no-untyped-def]
+    # An exception in a master's hook stops the master, and every worker with it. A
+    # SIGHUP after the code was switched reloads this file, not the modules the master
+    # loaded before: a hook may meet a config.metrics older than itself.
+    try:
+        from config import metrics
+
+        metrics.process_ended(pid)
+    except Exception:
+        server.log.exception("Could not remove the metrics files of process %s", pid)
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
