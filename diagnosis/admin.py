@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
@@ -45,6 +46,7 @@ from diagnosis.selectors import (
     ScoreBand,
     score_band,
     sessions_in_score_band,
+    tool_catalog_room,
 )
 
 admin.site.site_header = _("Diagnosis console")
@@ -347,6 +349,17 @@ class ToolCatalogAdmin(OfferedLookupsMixin, admin.ModelAdmin):
 
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
         return super().get_changelist_form(request, form=ToolCatalogListForm, **kwargs)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        if request.method == "GET" and not tool_catalog_room():
+            message = _(
+                "The tool catalog is full (%(bound)s tool names, TOOL_CATALOG_MAX_NAMES): "
+                "tool names new to it are not added from traces. Their calls are still "
+                "stored and scored; delete names no agent uses any more to make room."
+            )
+            bound = settings.TOOL_CATALOG_MAX_NAMES
+            self.message_user(request, message % {"bound": bound}, messages.WARNING)
+        return super().changelist_view(request, extra_context)
 
     # As every list writes a time (diagnosis/admin_times.py).
     first_seen_column = list_time_column("first_seen", _("first seen"))

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import NotSupportedError
 from django.db.models import (
     ExpressionWrapper,
@@ -18,7 +19,13 @@ from django.db.models import (
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.exceptions import SessionNotFound
-from diagnosis.models import DiagnosisSession, SessionStatus, Span, ToolInvocation
+from diagnosis.models import (
+    DiagnosisSession,
+    SessionStatus,
+    Span,
+    ToolCatalogEntry,
+    ToolInvocation,
+)
 
 
 class JsonInteger(Func):
@@ -363,3 +370,9 @@ def _invocation_result(invocation: ToolInvocation) -> str:
     if invocation.match_level:
         return f"{invocation.match_level} · {invocation.hit_count}"
     return ""
+
+
+def tool_catalog_room() -> int:
+    """How many tool names trace ingest may still add to the tool catalog (0: it is full,
+    at TOOL_CATALOG_MAX_NAMES or past it)."""
+    return max(settings.TOOL_CATALOG_MAX_NAMES - ToolCatalogEntry.objects.count(), 0)

@@ -1,13 +1,15 @@
 """The tool catalog as trace ingest fills it: every tool name a stored span carries
 enters it with the catalog's defaults, up to TOOL_CATALOG_MAX_NAMES names. Past that a
-new name's calls are stored and scored with the defaults, and the request's answer says
-the name was not added (an agent that puts an id into its tool names would otherwise
-fill the page operators classify tools on)."""
+new name's calls are stored and scored as a name the catalog does not hold (the span's
+own hints, else the defaults), and the request's answer says the name was not added: an
+agent that puts an id into its tool names would otherwise fill the page operators
+classify tools on."""
 
 from django.conf import settings
 
 from diagnosis.models import ToolCatalogEntry, ToolKind
 from diagnosis.otlp_mapping import SpanRecord
+from diagnosis.selectors import tool_catalog_room
 
 # What was read otherwise than sent, by the trace and span id of the span it is about.
 Notes = dict[tuple[str, str], list[str]]
@@ -40,16 +42,15 @@ def catalog_add(unseen: list[ToolCatalogEntry], stored: list[SpanRecord], notes:
     entries = [entry for entry in unseen if entry.tool_name in names]
     if not entries:
         return
-    bound = settings.TOOL_CATALOG_MAX_NAMES
     # Two requests at once may each see the last room: the catalog may pass its bound by
     # the names of one request, never grow without one.
-    room = max(bound - ToolCatalogEntry.objects.count(), 0)
+    room = tool_catalog_room()
     # Two requests may add the same name at once: the unique key keeps one.
     ToolCatalogEntry.objects.bulk_create(entries[:room], ignore_conflicts=True)
     left_out = {entry.tool_name for entry in entries[room:]}
     for record in stored:
         if record.tool_name in left_out:
             notes[(record.trace_id, record.span_id)].append(
-                f"工具 span {record.span_id}：工具目录已满（{bound} 个工具名），"
-                f"“{record.tool_name}” 未加入目录，按目录的默认值记录"
+                f"工具 span {record.span_id}：“{record.tool_name}” 未加入工具目录"
+                f"（工具目录已满，{settings.TOOL_CATALOG_MAX_NAMES} 个工具名）"
             )

@@ -66,3 +66,36 @@ def test_below_the_bound_every_new_name_enters_the_catalog(client, key) -> None:
 
     assert response.status_code == 200
     assert ToolCatalogEntry.objects.count() == 2
+
+
+@pytest.mark.usefixtures("admin_in_english")
+def test_the_catalog_page_says_when_the_catalog_is_full(admin_client, settings) -> None:
+    settings.TOOL_CATALOG_MAX_NAMES = 1
+    ToolCatalogEntry.objects.create(tool_name="search_docs")
+
+    page = admin_client.get("/admin/diagnosis/toolcatalogentry/")
+
+    text = " ".join(page.content.decode().split())
+    assert "The tool catalog is full (1 tool names, TOOL_CATALOG_MAX_NAMES)" in text
+
+
+@pytest.mark.usefixtures("admin_in_english")
+def test_the_catalog_page_says_nothing_of_a_bound_it_has_not_reached(admin_client) -> None:
+    ToolCatalogEntry.objects.create(tool_name="search_docs")
+
+    page = admin_client.get("/admin/diagnosis/toolcatalogentry/")
+
+    assert "is full" not in page.content.decode()
+
+
+def test_a_name_left_out_is_told_without_claiming_how_its_call_was_read(
+    client, key, settings
+) -> None:
+    # The span's own hint may have set its kind: the note says what happened to the name.
+    settings.TOOL_CATALOG_MAX_NAMES = 1
+    ToolCatalogEntry.objects.create(tool_name="search_docs")
+
+    response = post(client, run_with_tools("kb-7f3a"), key=key)
+
+    message = response_of(response).partial_success.error_message
+    assert "“kb-7f3a” 未加入工具目录（工具目录已满，1 个工具名）" in message
