@@ -145,7 +145,7 @@ _OWN_RULES = {
     NOT_A_STRING: gettext_lazy("Must be a string."),
     UNPAIRED_SURROGATE: gettext_lazy("Contains an unpaired surrogate."),
     CaseFileRow().fields["sessionId"].error_messages["invalid"]: gettext_lazy(
-        "A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not dots alone."
+        'A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not "." or "..".'
     ),
 }
 

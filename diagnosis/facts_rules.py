@@ -43,7 +43,7 @@ from diagnosis.models import (
 Problems = list[str]
 
 INT_MAX = 2_147_483_647  # MySQL INT
-SESSION_ID_HELP = f"1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -, not dots alone"
+SESSION_ID_HELP = f'1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -, not "." or ".."'
 SESSION_ID_INVALID = f"A sessionId is {SESSION_ID_HELP}."
 FAILED_CALL_HAS_NO_LEVEL = "A failed call has no match level: leave matchLevel out or null."
 ONLY_RETRIEVAL_HAS_LEVEL = "Only retrieval calls have a match level: leave matchLevel out or null."

@@ -8,18 +8,18 @@ from rest_framework_api_key.models import AbstractAPIKey
 from diagnosis.fields import IdentifierField
 
 SESSION_ID_MAX_LENGTH = 64
-# 1-64 characters, URL-safe without escaping; UUIDs fit. Not dots alone: clients and
-# proxies resolve `/api/sessions/..` and `/api/sessions/.` away, so such a session could
-# never be read, completed or rated.
+# 1-64 characters, URL-safe without escaping; UUIDs fit. Not `.` or `..`, the dot-segments
+# of RFC 3986: clients and proxies resolve `/api/sessions/..` and `/api/sessions/.` away,
+# so such a session could never be read or completed. `...` is an ordinary segment.
 SESSION_ID_CHARACTERS = "A-Za-z0-9._:-"
-SESSION_ID_REGEX = rf"\A(?!\.+\Z)[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}\Z"
+SESSION_ID_REGEX = rf"\A(?!\.\.?\Z)[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}\Z"
 # The rule compiled once, for every check outside the validator.
 SESSION_ID_PATTERN = re.compile(SESSION_ID_REGEX)
 # The same rule in an OpenAPI schema, whose patterns are ECMA-262 (no \A or \Z).
-SESSION_ID_SCHEMA_PATTERN = rf"^(?!\.+$)[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}$"
+SESSION_ID_SCHEMA_PATTERN = rf"^(?!\.\.?$)[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}$"
 validate_session_id = RegexValidator(
     SESSION_ID_REGEX,
-    message=_("A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not dots alone"),
+    message=_('A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not "." or ".."'),
     code="invalid_session_id",
 )
 

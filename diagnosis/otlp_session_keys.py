@@ -76,7 +76,7 @@ def trace_sessions(
             why = "应为 1-64 个 A-Za-z0-9._:- 字符的字符串"
         else:
             shown = repr((record.session_hint or "")[:80])
-            why = "须为 1-64 个 A-Za-z0-9._:- 字符，且不能只由点组成"
+            why = "须为 1-64 个 A-Za-z0-9._:- 字符，且不能是 . 或 .."
         notes[record.trace_id, record.span_id].append(
             f"span {record.span_id}：会话 ID {shown} 无效（{why}），"
             f"已忽略；trace {record.trace_id} 的 span 归入会话 {sessions[record.trace_id]}"

@@ -7,6 +7,7 @@ in process on MariaDB, which left the endpoint at 0.75 x its plain-Django floor 
 benchmark (1.33 x slower). The checks are the same ones, one problem, one message.
 """
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,13 +16,7 @@ from django.core.validators import ProhibitNullCharactersValidator
 from django.utils import translation
 
 from config.api import INVISIBLE, NOT_WORDS
-from diagnosis.facts_rules import SESSION_ID_HELP
-from diagnosis.models import (
-    SESSION_ID_MAX_LENGTH,
-    SESSION_ID_PATTERN,
-    SESSION_ID_SCHEMA_PATTERN,
-    Feedback,
-)
+from diagnosis.models import SESSION_ID_CHARACTERS, SESSION_ID_MAX_LENGTH, Feedback
 from feedback.models import COMMENT_MAX_LENGTH, FeedbackReason
 
 ALLOWED_FEEDBACK = ", ".join(Feedback.values)
@@ -40,7 +35,15 @@ SESSION_ID_MISSING = "缺少 sessionId"
 SESSION_ID_NOT_A_STRING = "sessionId 必须是字符串"
 SESSION_ID_BLANK = "sessionId 不能为空"
 SESSION_ID_TOO_LONG = f"sessionId 不能超过 {SESSION_ID_MAX_LENGTH} 个字符"
-SESSION_ID_INVALID = "sessionId 只能包含 A-Z a-z 0-9 . _ : -，且不能只由点组成"
+SESSION_ID_INVALID = "sessionId 只能包含 A-Z a-z 0-9 . _ : -"
+# Any id of the contract's characters is looked up, dots alone included: only a new session
+# may not be `.` or `..` (diagnosis.models), and one adopted from the original database
+# may have such an id.
+SESSION_ID_HELP = f"1-{SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -"
+_SESSION_ID_RANGE = rf"[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}"
+SESSION_ID_WELL_FORMED = re.compile(rf"\A{_SESSION_ID_RANGE}\Z")
+# The same rule in the OpenAPI schema (ECMA-262: no \A or \Z).
+SESSION_ID_SCHEMA_PATTERN = rf"^{_SESSION_ID_RANGE}$"
 
 FREE_TEXT_LIMITS = {"comment": COMMENT_MAX_LENGTH, "correction": CORRECTION_MAX_LENGTH}
 _NO_INVISIBLE = str.maketrans("", "", INVISIBLE)
@@ -101,7 +104,7 @@ def _session_id(value: Any) -> str:
         raise InvalidFeedbackBody(SESSION_ID_BLANK)
     if len(value) > SESSION_ID_MAX_LENGTH:
         raise InvalidFeedbackBody(SESSION_ID_TOO_LONG)
-    if not SESSION_ID_PATTERN.search(value):
+    if not SESSION_ID_WELL_FORMED.match(value):
         raise InvalidFeedbackBody(SESSION_ID_INVALID)
     return value
 

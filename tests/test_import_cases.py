@@ -140,7 +140,7 @@ def test_a_bad_row_is_reported_with_file_and_line_and_the_file_is_not_imported(t
         (
             json.dumps({**ROW, "sessionId": "a b"}),
             "cases.jsonl:1: sessionId: A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -,"
-            " not dots alone.",
+            ' not "." or "..".',
         ),
         (
             json.dumps({**ROW, "rootCause": "a\x00b"}),
@@ -417,7 +417,7 @@ def test_the_command_reports_in_the_consoles_default_language(tmp_path, settings
         (
             json.dumps({**ROW, "sessionId": "a b"}),
             "cases.jsonl:1: sessionId: sessionId 应为 1-64 个字符，只能包含 A-Z a-z 0-9 . _ : -，"
-            "且不能只由点组成。",
+            "且不能是 . 或 ..。",
         ),
         (
             json.dumps({**ROW, "title": "\ud800"}),

@@ -1,5 +1,7 @@
-"""A session id of dots alone is refused everywhere an id comes in; lines about the
-client's own mistakes, and about normal events, are not logged as problems."""
+"""A session id may not be `.` or `..` where a session is created (a URL cannot name
+them), while `...` and longer runs of dots are ordinary ids; /api/feedback looks any
+well-formed id up. Lines about the client's own mistakes, and about normal events, are not
+logged as problems."""
 
 import json
 import logging
@@ -8,27 +10,34 @@ import re
 import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
+from django.utils import translation
 from rest_framework.exceptions import ValidationError as ApiValidationError
 
 from config import health
 from diagnosis import services
+from diagnosis.facts_rules import SESSION_ID_INVALID
 from diagnosis.models import SESSION_ID_PATTERN, SESSION_ID_SCHEMA_PATTERN, DiagnosisSession
 from evaluation.services import session_evaluate
+from feedback.body import FEEDBACK_BODY_SCHEMA
+from tests.factories import DiagnosisSessionFactory
 from tests.otlp import export, kb_tool, new_span_id, new_trace_id, post, response_of, span
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
 
-DOTS_ALONE = [".", "..", "...", "." * 64]
-# Dots among other characters are fine: a path segment of them is not `.` or `..`.
+# The dot-segments of RFC 3986: clients and proxies resolve them away in a path.
+DOT_SEGMENTS = [".", ".."]
+# Other runs of dots, and dots among other characters, are ordinary path segments.
+DOTS_ONLY_BUT_ORDINARY = ["...", "....", "." * 64]
 WITH_DOTS = ["a.b", ".a", "a.", "..x", "1.2.3", "...-", "v1..2"]
+NOT_FOUND = {"success": False, "message": "会话不存在", "caseId": None}
 
 
-# --- Session ids of dots alone ------------------------------------------------------------
+# --- Session ids of dots ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("session_id", DOTS_ALONE)
-def test_starting_a_session_with_an_id_of_dots_alone_is_a_400_that_writes_nothing(
+@pytest.mark.parametrize("session_id", DOT_SEGMENTS)
+def test_starting_a_session_named_dot_or_dot_dot_is_a_400_that_says_so_and_writes_nothing(
     make_client, session_id
 ) -> None:
     response = make_client("full").post(
@@ -36,8 +45,25 @@ def test_starting_a_session_with_an_id_of_dots_alone_is_a_400_that_writes_nothin
     )
 
     assert response.status_code == 400, response.content
-    assert list(response.json()["errors"]) == ["sessionId"]
+    assert response.json()["errors"] == {"sessionId": [SESSION_ID_INVALID]}
+    assert SESSION_ID_INVALID == (
+        'A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not "." or "..".'
+    )
     assert not DiagnosisSession.objects.exists()
+
+
+@pytest.mark.parametrize("session_id", DOTS_ONLY_BUT_ORDINARY)
+def test_three_dots_or_more_are_a_valid_new_session_id_read_back_at_its_url(
+    make_client, session_id
+) -> None:
+    api = make_client("full")
+
+    created = api.post("/api/sessions", {"sessionId": session_id, "query": "q"}, format="json")
+    read = api.get(f"/api/sessions/{session_id}")
+
+    assert created.status_code == 201, created.content
+    assert read.status_code == 200, read.content
+    assert read.json()["sessionId"] == session_id
 
 
 def test_ids_with_dots_among_other_characters_are_still_accepted(make_client) -> None:
@@ -52,7 +78,7 @@ def test_ids_with_dots_among_other_characters_are_still_accepted(make_client) ->
     assert api.get("/api/sessions/..x").json()["sessionId"] == "..x"
 
 
-def test_an_in_process_caller_cannot_start_a_session_of_dots_alone() -> None:
+def test_an_in_process_caller_cannot_start_a_session_named_dot_dot() -> None:
     with pytest.raises(ApiValidationError) as refused:
         services.session_start(session_id="..", query="q")
 
@@ -60,27 +86,80 @@ def test_an_in_process_caller_cannot_start_a_session_of_dots_alone() -> None:
     assert not DiagnosisSession.objects.exists()
 
 
-def test_the_model_field_refuses_an_id_of_dots_alone() -> None:
+@pytest.mark.parametrize("session_id", DOT_SEGMENTS)
+def test_the_model_field_refuses_dot_and_dot_dot_in_their_own_words(session_id) -> None:
     with pytest.raises(ValidationError) as refused:
-        DiagnosisSession(session_id="..", query="q").full_clean()
+        DiagnosisSession(session_id=session_id, query="q").full_clean()
 
-    assert [error.code for error in refused.value.error_dict["session_id"]] == [
-        "invalid_session_id"
-    ]
+    [error] = refused.value.error_dict["session_id"]
+    assert error.code == "invalid_session_id"
+    with translation.override("en"):
+        assert error.messages == [
+            'A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not "." or ".."'
+        ]
+    with translation.override("zh-hans"):
+        assert error.messages == [
+            "sessionId 为 1-64 个字符，只能包含 A-Z a-z 0-9 . _ : -，且不能是 . 或 .."
+        ]
+
+
+def test_the_model_field_takes_three_dots_as_an_id() -> None:
+    DiagnosisSession(session_id="...", query="q").full_clean()
 
 
 def test_the_schema_pattern_says_what_the_rule_says() -> None:
     # ECMA-262 and Python read this pattern alike for ids without a line break.
     schema = re.compile(SESSION_ID_SCHEMA_PATTERN)
-    samples = [*DOTS_ALONE, *WITH_DOTS, "", "a" * 64, "a" * 65, "." * 65, "a b", "ticket#1"]
+    samples = [*DOT_SEGMENTS, *DOTS_ONLY_BUT_ORDINARY, *WITH_DOTS, "", "a" * 64, "a" * 65]
+    samples += ["." * 65, "a b", "ticket#1"]
 
     assert [bool(schema.search(s)) for s in samples] == [
         bool(SESSION_ID_PATTERN.match(s)) for s in samples
     ]
-    assert [bool(SESSION_ID_PATTERN.match(s)) for s in DOTS_ALONE] == [False] * len(DOTS_ALONE)
+    assert [bool(SESSION_ID_PATTERN.match(s)) for s in DOT_SEGMENTS] == [False, False]
+    assert all(SESSION_ID_PATTERN.match(s) for s in DOTS_ONLY_BUT_ORDINARY)
 
 
-def test_an_otlp_session_id_of_dots_alone_is_ignored_for_the_trace_id(client, key) -> None:
+@pytest.mark.parametrize("session_id", [*DOT_SEGMENTS, "..."])
+def test_feedback_on_an_unknown_session_of_dots_is_a_404_like_any_unknown_session(
+    api, session_id
+) -> None:
+    response = api.post(
+        "/api/feedback", {"sessionId": session_id, "feedback": "useful"}, format="json"
+    )
+
+    assert response.status_code == 404, response.content
+    assert response.json() == NOT_FOUND
+
+
+def test_the_feedback_body_schema_takes_dots_alone_as_a_session_id() -> None:
+    field = FEEDBACK_BODY_SCHEMA["properties"]["sessionId"]
+    pattern = re.compile(field["pattern"])
+
+    assert [bool(pattern.search(s)) for s in [*DOT_SEGMENTS, "...", "a b", "a" * 65]] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert field["description"] == "1-64 characters of A-Z a-z 0-9 . _ : -"
+
+
+def test_feedback_on_an_adopted_session_stored_as_dot_dot_is_recorded(api) -> None:
+    # Adopted from the original database: stored as it was, never through the API.
+    DiagnosisSessionFactory(session_id="..", succeeded=True)
+
+    response = api.post("/api/feedback", {"sessionId": "..", "feedback": "useful"}, format="json")
+
+    assert response.status_code == 200, response.content
+    assert response.json()["message"] == "反馈已记录"
+    assert DiagnosisSession.objects.get(session_id="..").feedback == "useful"
+
+
+def test_an_otlp_session_id_of_dot_dot_is_ignored_for_the_trace_id_and_says_why(
+    client, key
+) -> None:
     trace_id, root = new_trace_id(), new_span_id()
     agent = span(
         "invoke_agent",
@@ -95,8 +174,26 @@ def test_an_otlp_session_id_of_dots_alone_is_ignored_for_the_trace_id(client, ke
     partial = response_of(response).partial_success
     assert partial.rejected_spans == 0
     assert "'..'" in partial.error_message
+    assert "且不能是 . 或 .." in partial.error_message
     session = DiagnosisSession.objects.get()
     assert (session.session_id, session.status) == (trace_id.hex(), "SUCCESS")
+
+
+def test_an_otlp_session_id_of_three_dots_names_the_session(client, key) -> None:
+    trace_id, root = new_trace_id(), new_span_id()
+    agent = span(
+        "invoke_agent",
+        trace_id=trace_id,
+        span_id=root,
+        attributes={"session.id": "...", "input.value": "磁盘满了", "output.value": "清理日志"},
+    )
+
+    response = post(client, export(agent, kb_tool(trace_id, root)), key=key)
+
+    assert response.status_code == 200, response.content
+    assert response_of(response).partial_success.error_message == ""
+    session = DiagnosisSession.objects.get()
+    assert (session.session_id, session.status) == ("...", "SUCCESS")
 
 
 # --- Log lines ----------------------------------------------------------------------------
