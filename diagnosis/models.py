@@ -124,7 +124,11 @@ class ToolInvocation(models.Model):
     invocation_id = IdentifierField(_("invocation id"), max_length=64, null=True, blank=True)
     tool_name = models.CharField(_("tool name"), max_length=128)
     kind = models.CharField(
-        _("kind"), max_length=16, choices=ToolKind.choices, default=ToolKind.RETRIEVAL
+        _("kind"),
+        max_length=16,
+        choices=ToolKind.choices,
+        default=ToolKind.RETRIEVAL,
+        db_default=ToolKind.RETRIEVAL,
     )
     status = models.CharField(_("status"), max_length=16, choices=InvocationStatus.choices)
     match_level = models.CharField(

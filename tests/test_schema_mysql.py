@@ -101,6 +101,11 @@ def test_hit_count_defaults_to_zero_in_the_database() -> None:
     assert _columns("tool_invocation")["hit_count"]["default"] == "0"
 
 
+def test_kind_defaults_to_retrieval_in_the_database() -> None:
+    # MariaDB quotes a text default in information_schema, MySQL does not.
+    assert _columns("tool_invocation")["kind"]["default"].strip("'") == "retrieval"
+
+
 def test_identifiers_compare_case_sensitively() -> None:
     assert _columns("diagnosis_session")["session_id"]["collation"] == "utf8mb4_bin"
     assert _columns("tool_invocation")["session_id"]["collation"] == "utf8mb4_bin"
