@@ -157,18 +157,28 @@ def test_feedback_on_an_adopted_session_stored_as_dot_dot_is_recorded(api) -> No
     assert DiagnosisSession.objects.get(session_id="..").feedback == "useful"
 
 
-def test_an_otlp_session_id_of_dot_dot_is_ignored_for_the_trace_id_and_says_why(
-    client, key
-) -> None:
+def agent_run(session_id: str):  # type: ignore[no-untyped-def]
+    """An agent's trace (its span and a tool call) whose session.id is `session_id`."""
     trace_id, root = new_trace_id(), new_span_id()
     agent = span(
         "invoke_agent",
         trace_id=trace_id,
         span_id=root,
-        attributes={"session.id": "..", "input.value": "磁盘满了", "output.value": "清理日志"},
+        attributes={
+            "session.id": session_id,
+            "input.value": "磁盘满了",
+            "output.value": "清理日志",
+        },
     )
+    return trace_id, export(agent, kb_tool(trace_id, root))
 
-    response = post(client, export(agent, kb_tool(trace_id, root)), key=key)
+
+def test_an_otlp_session_id_of_dot_dot_is_ignored_for_the_trace_id_and_says_why(
+    client, key
+) -> None:
+    trace_id, run = agent_run("..")
+
+    response = post(client, run, key=key)
 
     assert response.status_code == 200, response.content
     partial = response_of(response).partial_success
@@ -180,15 +190,9 @@ def test_an_otlp_session_id_of_dot_dot_is_ignored_for_the_trace_id_and_says_why(
 
 
 def test_an_otlp_session_id_of_three_dots_names_the_session(client, key) -> None:
-    trace_id, root = new_trace_id(), new_span_id()
-    agent = span(
-        "invoke_agent",
-        trace_id=trace_id,
-        span_id=root,
-        attributes={"session.id": "...", "input.value": "磁盘满了", "output.value": "清理日志"},
-    )
+    _trace_id, run = agent_run("...")
 
-    response = post(client, export(agent, kb_tool(trace_id, root)), key=key)
+    response = post(client, run, key=key)
 
     assert response.status_code == 200, response.content
     assert response_of(response).partial_success.error_message == ""
