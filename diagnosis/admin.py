@@ -33,7 +33,7 @@ from config.admin_site import ModelPagesMixin
 from config.admin_superuser import SuperuserOnlyAdminMixin
 from diagnosis.admin_times import list_time, list_time_column
 from diagnosis.models import (
-    SESSION_ID_PATTERN,
+    SESSION_ID_LOOKUP_PATTERN,
     ApiKey,
     ApiKeyScope,
     DiagnosisSession,
@@ -244,7 +244,7 @@ class SessionAdminBase(
         # `session_id = x OR query LIKE '%x%'` would scan every row even for an id: look
         # the id up on its unique index first and only search the text when it misses.
         term = search_term.strip()
-        if SESSION_ID_PATTERN.fullmatch(term):
+        if SESSION_ID_LOOKUP_PATTERN.fullmatch(term):
             by_id = queryset.filter(session_id=term)
             if by_id.exists():
                 return by_id, False

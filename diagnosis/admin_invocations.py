@@ -22,7 +22,7 @@ from config.admin_lookups import OfferedLookupsMixin
 from config.admin_paginator import EstimatedCountAdminMixin
 from diagnosis.admin_excerpts import TOOLTIP_CHARS, cut, whole_text_link
 from diagnosis.admin_times import list_time_column
-from diagnosis.models import SESSION_ID_PATTERN, DiagnosisSession, ToolInvocation
+from diagnosis.models import SESSION_ID_LOOKUP_PATTERN, DiagnosisSession, ToolInvocation
 
 # A query or an error longer than this is cut in the list, and in its tooltip to
 # TOOLTIP_CHARS (an agent may send 96 KB in each call: 100 of them made a page 11 MB),
@@ -47,7 +47,7 @@ class SessionFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
         value = request.GET.get(self.parameter_name)
-        return [(value, value)] if value and SESSION_ID_PATTERN.fullmatch(value) else []
+        return [(value, value)] if value and SESSION_ID_LOOKUP_PATTERN.fullmatch(value) else []
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         # Off the unique (session_id, invocation_id) index.
@@ -114,7 +114,7 @@ class ToolInvocationAdmin(OfferedLookupsMixin, EstimatedCountAdminMixin, admin.M
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
         session_id = request.GET.get(SessionFilter.parameter_name, "")
-        if SESSION_ID_PATTERN.fullmatch(session_id):
+        if SESSION_ID_LOOKUP_PATTERN.fullmatch(session_id):
             # The page a session's table links to is named for the session.
             title = _("Tool invocations of session %(session)s") % {"session": session_id}
             extra_context = {**(extra_context or {}), "title": title}

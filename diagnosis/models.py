@@ -17,6 +17,11 @@ SESSION_ID_REGEX = rf"\A(?!\.\.?\Z)[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_
 SESSION_ID_PATTERN = re.compile(SESSION_ID_REGEX)
 # The same rule in an OpenAPI schema, whose patterns are ECMA-262 (no \A or \Z).
 SESSION_ID_SCHEMA_PATTERN = rf"^(?!\.\.?$)[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}$"
+# Any id of the contract's characters, dots alone included: what a stored session may have
+# (one adopted from the original database may be `.` or `..`), so what a lookup takes.
+SESSION_ID_LOOKUP_PATTERN = re.compile(
+    rf"\A[{SESSION_ID_CHARACTERS}]{{1,{SESSION_ID_MAX_LENGTH}}}\Z"
+)
 validate_session_id = RegexValidator(
     SESSION_ID_REGEX,
     message=_('A sessionId is 1-64 characters of A-Z a-z 0-9 . _ : -, not "." or ".."'),

@@ -259,3 +259,15 @@ def test_a_check_that_says_not_checked_makes_the_node_not_ready(monkeypatch) -> 
 
     assert ready is False
     assert checks["search"] == "not checked"
+
+
+@pytest.mark.usefixtures("admin_in_english")
+def test_an_adopted_session_named_dot_dot_is_found_by_its_id_in_the_admin(admin_client) -> None:
+    DiagnosisSession.objects.create(session_id="..", query="磁盘满了", status="SUCCESS")
+    DiagnosisSessionFactory(query="别的问题")
+
+    found = admin_client.get("/admin/diagnosis/diagnosissession/", {"q": ".."})
+    calls = admin_client.get("/admin/diagnosis/toolinvocation/", {"session": ".."})
+
+    assert [s.session_id for s in found.context["cl"].result_list] == [".."]
+    assert "Tool invocations of session .." in calls.content.decode()
