@@ -16,6 +16,8 @@ pytestmark = pytest.mark.django_db
 def test_a_tool_call_written_by_sql_without_a_kind_is_a_retrieval_of_no_hits() -> None:
     session = DiagnosisSessionFactory()
 
+    # SQL, not the ORM: an ORM insert sends the model's Python default, so only a statement
+    # that leaves the column out reaches the database's own default, which is under test.
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO tool_invocation (session_id, tool_name, status, created_at)"
