@@ -214,6 +214,32 @@ def test_cases_made_before_the_structuring_came_are_left_as_they_were(db) -> Non
     assert CaseLibrary.objects.get(case_id=case_id).error_code is None
 
 
+def test_a_structured_case_reads_as_changed_when_it_was_structured(api, session) -> None:
+    case_id = feedback_submit(session_id="st-1", feedback="useful").case_id
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    CaseLibrary.objects.filter(case_id=case_id).update(
+        created_at=an_hour_ago, updated_at=an_hour_ago
+    )
+
+    cases_structure_new()
+
+    shown = api.get(f"/api/cases/{case_id}").json()
+    case = CaseLibrary.objects.get(case_id=case_id)
+    assert case.updated_at > an_hour_ago + timedelta(minutes=59)
+    assert shown["updatedAt"] != shown["createdAt"]
+    assert case.updated_by == "system"
+
+
+def test_a_case_whose_session_is_gone_is_not_structured(db) -> None:
+    DiagnosisSessionFactory(succeeded=True, session_id="gone-1", query="ORA-01555", answer="a")
+    case_id = _case_from("gone-1")
+    DiagnosisSession.objects.filter(session_id="gone-1").delete()
+
+    assert cases_structure_new() == 0
+    assert not CaseStructuring.objects.filter(case_id=case_id).exists()
+    assert CaseLibrary.objects.get(case_id=case_id).fault_category == "GENERAL"
+
+
 def test_the_outcome_sweep_structures_a_case_whose_rebuild_was_lost(db) -> None:
     DiagnosisSessionFactory(succeeded=True, session_id="l-1", query="ORA-01555", answer="a")
     case_id = _case_from("l-1")

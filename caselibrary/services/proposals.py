@@ -2,11 +2,10 @@
 
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
+from django.db.models.functions import Substr
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from caselibrary import structuring
 from caselibrary.models import (
@@ -21,15 +20,6 @@ from caselibrary.selectors import fault_category_taxonomy
 
 logger = logging.getLogger(__name__)
 
-# AUTO cases not yet structured (no proposal) among those made since `since`, with the
-# opening of their session's question and answer; oldest first.
-_TO_STRUCTURE = (
-    "SELECT c.case_id, c.created_at, SUBSTR(s.query, 1, %s), SUBSTR(s.answer, 1, %s) "
-    "FROM case_library c JOIN diagnosis_session s ON s.session_id = c.diagnosis_id "
-    "WHERE c.source_type = %s AND c.created_by = %s AND c.created_at >= %s "
-    "AND NOT EXISTS (SELECT 1 FROM case_structuring p WHERE p.case_id = c.case_id) "
-    "ORDER BY c.created_at, c.case_id LIMIT %s"
-)
 # A pass looks this far back before the newest case it structured, for cases whose
 # transaction committed after a later one's (created_at is set before the commit).
 STRUCTURING_LOOKBACK = timedelta(minutes=10)
@@ -55,19 +45,24 @@ def cases_structure_new() -> int:
     structured = 0
     newest = state.structured_until
     while True:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _TO_STRUCTURE,
-                [
-                    structuring.QUESTION_CHARS,
-                    structuring.ANSWER_CHARS,
-                    SourceType.AUTO.value,
-                    SYSTEM_USER,
-                    connection.ops.adapt_datetimefield_value(since),
-                    STRUCTURING_BATCH,
-                ],
+        # AUTO cases not yet structured (no proposal) among those made since `since`
+        # whose session is stored, with the opening of its question and answer.
+        rows = list(
+            CaseLibrary.objects.filter(
+                source_type=SourceType.AUTO,
+                created_by=SYSTEM_USER,
+                created_at__gte=since,
+                structuring__isnull=True,
+                diagnosis__query__isnull=False,
             )
-            rows = cursor.fetchall()
+            .order_by("created_at", "case_id")
+            .values_list(
+                "case_id",
+                "created_at",
+                Substr("diagnosis__query", 1, structuring.QUESTION_CHARS),
+                Substr("diagnosis__answer", 1, structuring.ANSWER_CHARS),
+            )[:STRUCTURING_BATCH]
+        )
         for case_id, created_at, query, answer in rows:
             proposal = structuring.propose(
                 query=query or "",
@@ -86,11 +81,12 @@ def cases_structure_new() -> int:
                         proposed_at=timezone.now(),
                     )
                     CaseLibrary.objects.filter(case_id=case_id, updated_by=SYSTEM_USER).update(
-                        fault_category=proposal.fault_category, error_code=proposal.error_code
+                        fault_category=proposal.fault_category,
+                        error_code=proposal.error_code,
+                        updated_at=timezone.now(),
                     )
             except IntegrityError:
                 continue  # another worker's pass took it
-            created_at = _as_datetime(created_at)
             newest = created_at if newest is None else max(newest, created_at)
             structured += 1
         if len(rows) < STRUCTURING_BATCH:
@@ -100,12 +96,3 @@ def cases_structure_new() -> int:
     if structured:
         logger.info("cases structured", extra={"cases": structured})
     return structured
-
-
-def _as_datetime(value: Any) -> datetime | None:
-    """A DATETIME column read by a raw query: SQLite gives its text, MySQL a naive UTC."""
-    if isinstance(value, str):
-        value = parse_datetime(value)
-    if value is not None and timezone.is_naive(value):
-        value = timezone.make_aware(value, UTC)
-    return value
