@@ -11,14 +11,13 @@ from playwright.sync_api import expect
 
 from caselibrary.models import CaseLibrary
 from feedback.models import BadCaseReview, ReviewTag
+from tests.admin_list_widths import SEEDED_CATEGORIES, admin_user  # noqa: F401
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory, FaultCategoryFactory
 from tests.test_admin_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401
-from tests.test_admin_browser_widths import (  # noqa: F401
+from tests.test_admin_browser_widths import (
     BROKEN_WORDS,
     COLUMN_WIDTH,
     REAL_QUESTIONS,
-    SEEDED_CATEGORIES,
-    admin_user,
     at_the_longest_times,
     real_bad_cases,
 )

@@ -15,7 +15,7 @@ from tests.test_admin_browser import (  # noqa: F401
     finish,
     log_in,
 )
-from tests.test_admin_browser_widths import CUT_SELECTS, cases
+from tests.test_admin_browser_list_columns import CUT_SELECTS, cases
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
-from tests.test_metrics import scrape, value
+from tests.metrics_samples import scrape, value
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,10 @@ from playwright.sync_api import Page, expect
 
 from diagnosis.admin_excerpts import TOOLTIP_CHARS, cut
 from diagnosis.models import DiagnosisSession, ToolInvocation
+from tests.admin_list_widths import admin_user  # noqa: F401
 from tests.factories import DiagnosisSessionFactory, ToolInvocationFactory
 from tests.test_admin_browser import SCREENSHOTS, browser, log_in  # noqa: F401
-from tests.test_admin_browser_widths import LONGEST_TIMES, admin_user  # noqa: F401
+from tests.test_admin_browser_widths import LONGEST_TIMES
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ import pytest
 
 from caselibrary.models import CaseChange
 from caselibrary.search_backends.refill import EXACT_UP_TO, cases_waiting
-from tests.test_metrics import scrape, value
+from tests.metrics_samples import scrape, value
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from caselibrary.services.cases import case_create_manual
 from caselibrary.services.index import INDEX_TASK, case_index_requests_deferred
 from caselibrary.tasks import case_indexer_task
 from tests.factories import FaultCategoryFactory
-from tests.test_metrics import scrape, value
+from tests.metrics_samples import scrape, value
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

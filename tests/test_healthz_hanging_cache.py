@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.metrics_samples import parse, value
 from tests.processes import child_env, gunicorn_with_config
 from tests.silent_server import SilentServer
-from tests.test_metrics import parse, value
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -10,8 +10,8 @@ from google.rpc.status_pb2 import Status
 
 from diagnosis.models import DiagnosisSession, Span
 from tests.factories import DiagnosisSessionFactory
+from tests.metrics_samples import scrape, value
 from tests.otlp import JSON, export, new_span_id, new_trace_id, otlp_json, post, span
-from tests.test_metrics import scrape, value
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from evaluation.models import WorkerHeartbeat
-from tests.test_metrics import scrape, value
+from tests.metrics_samples import scrape, value
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from django.utils import timezone
 
-from tests.test_metrics import scrape, value
+from tests.metrics_samples import scrape, value
 
 pytestmark = pytest.mark.django_db
 

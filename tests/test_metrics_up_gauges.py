@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from config import deadline
 from evaluation.models import WorkerHeartbeat
+from tests.metrics_samples import scrape, value
 from tests.silent_server import SilentServer
-from tests.test_metrics import scrape, value
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from caselibrary.search_backends.milvus import MilvusBackend
 from caselibrary.search_text import search_terms
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory
-from tests.test_metrics import scrape, value
+from tests.metrics_samples import scrape, value
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -14,9 +14,9 @@ from django.db import OperationalError, connection
 from diagnosis.models import DiagnosisSession
 from evaluation.tasks import scoring_sweep
 from tests.factories import DiagnosisSessionFactory
+from tests.metrics_samples import parse, scrape, value
 from tests.processes import child_env, start_gunicorn, stop_group
 from tests.silent_server import SilentServer
-from tests.test_metrics import parse, scrape, value
 
 pytestmark = pytest.mark.django_db
 

@@ -20,9 +20,9 @@ from prometheus_client.registry import Collector
 from config import deadline, health, metrics_scrape
 from config.deadline import DeadlineMissed, within_deadline
 from evaluation.models import WorkerHeartbeat
+from tests.metrics_samples import parse, scrape
 from tests.processes import child_database_url, child_env, start_gunicorn, stop_group, wait_for
 from tests.redis_databases import redis_url
-from tests.test_metrics import parse, scrape
 from tests.test_settings import load_settings, refusal
 
 # The probe thread's own connection reads the tables the test wrote: committed, not in the

@@ -13,8 +13,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from config import health
+from tests.metrics_samples import scrape, value
 from tests.processes import ROOT
-from tests.test_metrics import scrape, value
 
 pytestmark = pytest.mark.django_db
 
