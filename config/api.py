@@ -26,6 +26,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, set_rollback
 
+from config.logging import note_refusal
+
 logger = logging.getLogger(__name__)
 
 ALLOWED_VALUES = 'Unknown value "{input}". Allowed values: {allowed}.'
@@ -249,6 +251,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     if error is None:
         return None
     set_rollback()
+    if error.status < 500:
+        note_refusal(context["request"], f"{error.code}: {error.message}")
     return Response(
         error_body(error.code, error.message, error.errors),
         status=error.status,

@@ -83,6 +83,22 @@ class AnsweredOutageFilter(logging.Filter):
 _DISALLOWED_HOST = "django.security.DisallowedHost"
 
 
+# How much of a refusal's reason its log line shows.
+REFUSAL_CHARS = 300
+
+
+def note_refusal(request: object, reason: str) -> None:
+    """Keep why `request` is refused (its answer's message), for Django's line about the
+    4xx (ClientErrorFilter adds it as `reason`): an OTLP exporter prints only the status,
+    so the operator reads why in the log. Never given a secret: the messages the service
+    answers with name no key. A DRF Request notes it on the request Django logs."""
+    request = getattr(request, "_request", request)
+    shown = " ".join(reason.split())
+    if len(shown) > REFUSAL_CHARS:
+        shown = shown[: REFUSAL_CHARS - 1] + "…"
+    request.refusal = shown  # type: ignore[attr-defined]
+
+
 class ClientErrorFilter(logging.Filter):
     """Drops the traceback of Django's line for a request it refused with a 4xx (a page
     the user may not open, a host not allowed): the line says what was refused; the
@@ -90,12 +106,18 @@ class ClientErrorFilter(logging.Filter):
 
     A Host header not in ALLOWED_HOSTS is the client's mistake (a scanner, a probe by
     IP), yet django.security logs it as an ERROR: it is written as a WARNING, so that it
-    does not page whoever watches the errors, and not at all where WARNING is off."""
+    does not page whoever watches the errors, and not at all where WARNING is off.
+
+    The line gets the reason the service answered with (`note_refusal`), when it noted
+    one."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if 400 <= (getattr(record, "status_code", None) or 0) < 500:
             record.exc_info = None
             record.exc_text = None
+            reason = getattr(getattr(record, "request", None), "refusal", None)
+            if reason:
+                record.reason = reason
             if record.name == _DISALLOWED_HOST and record.levelno > logging.WARNING:
                 if not logging.getLogger(record.name).isEnabledFor(logging.WARNING):
                     return False

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 
 from config.api import MESSAGES, error_body
 from config.failure_log import RepeatedFailures
-from config.logging import tag_request
+from config.logging import note_refusal, tag_request
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ def register_error_shape(path: str, shape: Callable[[str, str], dict]) -> None:
 def api_error(request: HttpRequest, status: int, code: str, message: str) -> JsonResponse:
     """An /api/ error answered outside DRF, in the body shape of the endpoint at its path."""
     shape = _ERROR_SHAPES.get(request.path, error_body)
+    note_refusal(request, f"{code}: {message}")
     return JsonResponse(
         shape(code, message), status=status, json_dumps_params={"ensure_ascii": False}
     )

@@ -16,6 +16,7 @@ from config.https_required import (
     https_redirect_applies,
     with_security_headers,
 )
+from config.logging import note_refusal
 from diagnosis import otlp_wire
 
 OTLP_TRACES_PATH = "/v1/traces"
@@ -36,6 +37,7 @@ class OtlpHttpsRequiredMiddleware:
             except otlp_wire.WireError:
                 encoding = None  # answered in JSON, as the view answers it
             body, content_type = otlp_wire.error_body(encoding, 403, HTTPS_REQUIRED_MESSAGE)
+            note_refusal(request, HTTPS_REQUIRED_MESSAGE)
             refusal = HttpResponse(body, status=403, content_type=content_type)
             return with_security_headers(request, refusal)
         return self.get_response(request)

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 
+from config.logging import note_refusal
 from config.middleware import outage_answered, outage_kind
 from config.throttling import WindowCountThrottle
 from diagnosis import otlp_wire
@@ -103,20 +104,20 @@ def otlp_not_found(request: HttpRequest) -> HttpResponse:
     else:
         signal = path.rsplit("/", 1)[-1]
         message = f"此服务只接收 trace（POST /v1/traces），不接收 {signal}"
-    return _error(encoding, 404, message)
+    return _error(request, encoding, 404, message)
 
 
 def _unavailable(request: HttpRequest) -> HttpResponse:
     """503 with Retry-After, which exporters retry, in the request's encoding."""
     encoding = getattr(request, "otlp_encoding", None)
-    response = _error(encoding, 503, "服务暂不可用，请稍后重试")
+    response = _error(request, encoding, 503, "服务暂不可用，请稍后重试")
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 
 def _traces(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
-        response = _error(None, 405, "只接受 POST")
+        response = _error(request, None, 405, "只接受 POST")
         response["Allow"] = "POST"
         return response
     # Known first, so that every answer (a refused key too) is in the request's encoding.
@@ -132,7 +133,7 @@ def _traces(request: HttpRequest) -> HttpResponse:
             raise unsupported
         throttle = OtlpKeyThrottle()
         if not throttle.allow_request(request, None):  # type: ignore[arg-type]
-            response = _error(encoding, 429, "请求过于频繁，请稍后再试")
+            response = _error(request, encoding, 429, "请求过于频繁，请稍后再试")
             response["Retry-After"] = str(int(throttle.wait() or RETRY_AFTER_SECONDS) or 1)
             return response
         body = otlp_wire.body_read(
@@ -156,7 +157,7 @@ def _traces(request: HttpRequest) -> HttpResponse:
                 "请调小导出批量（OTEL_BSP_MAX_EXPORT_BATCH_SIZE）",
             )
     except WireError as error:
-        return _error(encoding, error.status, error.message)
+        return _error(request, encoding, error.status, error.message)
     read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
     result = traces_ingest(records=read.records, rejected=[*decoded.lost, *read.rejected])
     _notes_logged(decoded, result)
@@ -275,8 +276,12 @@ def _reasons(reasons: list[str]) -> str:
     return text if len(parts) <= 10 else text + f"；另有 {len(parts) - 10} 种原因"
 
 
-def _error(encoding: Encoding | None, status: int, message: str) -> HttpResponse:
+def _error(
+    request: HttpRequest, encoding: Encoding | None, status: int, message: str
+) -> HttpResponse:
     body, content_type = otlp_wire.error_body(encoding, status, message)
+    if status < 500:
+        note_refusal(request, message)
     response = HttpResponse(body, status=status, content_type=content_type)
     if status == 401:
         # RFC 9110 asks a 401 for the scheme to use: the API's (ApiKeyAuthentication's

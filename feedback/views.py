@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from config.api import api_error_of
-from config.logging import tag_request
+from config.logging import note_refusal, tag_request
 from config.openapi import error_responses
 from diagnosis.apikeys import ApiKeyAuthentication
 from diagnosis.viewsets import ApiViewSet
@@ -57,8 +57,11 @@ def feedback_exception_handler(exc: Exception, context: dict) -> Response | None
     if error is None:
         return None
     set_rollback()
+    body = contract_error(error.code, error.message)
+    if error.status < 500:
+        note_refusal(context["request"], body["message"])
     return Response(
-        contract_error(error.code, error.message),
+        body,
         status=_STATUS_OVERRIDES.get(error.code, error.status),
         headers=error.headers,
     )
@@ -114,6 +117,7 @@ class FeedbackViewSet(ApiViewSet):
             # An empty body is no JSON object (DRF reads one as an empty dict).
             body = feedback_body_from(request.data if request.stream is not None else None)
         except InvalidFeedbackBody as problem:
+            note_refusal(request, str(problem))
             return Response(
                 feedback_body(success=False, message=str(problem)),
                 status=status.HTTP_400_BAD_REQUEST,
