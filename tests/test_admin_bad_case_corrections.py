@@ -13,15 +13,12 @@ from tests.factories import (
     DiagnosisSessionFactory,
     FeedbackEntryFactory,
 )
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
 LIST = "/admin/feedback/badcase/"
 CASES = "/admin/caselibrary/caselibrary/"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def create_case(client, *sessions):  # type: ignore[no-untyped-def]

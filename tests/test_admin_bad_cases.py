@@ -10,6 +10,7 @@ from diagnosis.models import DiagnosisSession
 from feedback.models import BadCase, BadCaseReview
 from tests.admin_pages import shown_ids
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory, ToolInvocationFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -18,10 +19,6 @@ LIST = "/admin/feedback/badcase/"
 
 def change_url(session: DiagnosisSession) -> str:
     return f"{LIST}{session.pk}/change/"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 @pytest.fixture

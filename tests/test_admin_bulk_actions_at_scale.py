@@ -22,6 +22,7 @@ from tests.factories import (
     DiagnosisSessionFactory,
     FaultCategoryFactory,
 )
+from tests.page_text import visible_text as text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -33,10 +34,6 @@ CASES = "/admin/caselibrary/caselibrary/"
 # the rows may split an insert into a few statements on SQLite (999 values each), never
 # one statement per row.
 CEILING = 30
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(re.sub(r"<[^>]+>", " ", response.content.decode()).split())
 
 
 def bad_cases(count: int) -> list[DiagnosisSession]:

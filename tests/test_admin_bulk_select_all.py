@@ -11,6 +11,7 @@ from diagnosis.models import DiagnosisSession
 from feedback.models import BadCaseReview, ReviewState
 from tests.admin_pages import reviewer_named
 from tests.factories import BadCaseReviewFactory, DiagnosisSessionFactory
+from tests.page_text import visible_text as text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -19,10 +20,6 @@ SESSIONS = "/admin/diagnosis/diagnosissession/"
 # More than the paginator counts, and more than a service's batch (1,000 ids).
 MANY = COUNT_CAP + 137
 FEW_TRIAGED = 12
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(re.sub(r"<[^>]+>", " ", response.content.decode()).split())
 
 
 def make_sessions(count: int, **traits: object) -> list[DiagnosisSession]:

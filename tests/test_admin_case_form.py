@@ -7,15 +7,12 @@ from django.contrib.admin.models import LogEntry
 
 from caselibrary.models import CaseLibrary
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
+from tests.page_text import text
 
 pytestmark = pytest.mark.django_db
 
 ADD = "/admin/caselibrary/caselibrary/add/"
 SESSIONS = "/admin/diagnosis/diagnosissession/"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def shown_messages(response) -> list[str]:  # type: ignore[no-untyped-def]

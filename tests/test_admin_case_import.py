@@ -11,6 +11,7 @@ from django.test import Client
 
 from caselibrary.models import CaseLibrary
 from tests.factories import FaultCategoryFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -25,10 +26,6 @@ def _taxonomy() -> None:
 
 def upload(name: str, content: bytes, **extra: object) -> dict:
     return {"file": SimpleUploadedFile(name, content), **extra}
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def test_the_case_list_links_the_import_page(admin_client) -> None:

@@ -7,6 +7,7 @@ from django.test import Client
 from caselibrary.models import FaultCategory
 from tests.admin_pages import member_of
 from tests.factories import FaultCategoryFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -24,10 +25,6 @@ def curator() -> Client:
 
 def add(client: Client, code: str):  # type: ignore[no-untyped-def]
     return client.post(f"{CATEGORIES}add/", {"code": code, "name": "安全 / Security"})
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from caselibrary.admin.categories import BUILT_IN_DESCRIPTIONS
 from caselibrary.models import FaultCategory
 from tests.admin_pages import member_of
 from tests.factories import FaultCategoryFactory
+from tests.page_text import text
 
 pytestmark = pytest.mark.django_db
 
@@ -19,10 +20,6 @@ SEEDED = import_module("caselibrary.migrations.0003_seed_fault_categories").CATE
 @pytest.fixture(autouse=True)
 def console_in_chinese(settings) -> None:  # type: ignore[no-untyped-def]
     settings.LANGUAGE_CODE = "zh-hans"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def test_the_built_in_descriptions_are_the_ones_the_migration_stored() -> None:

@@ -12,6 +12,7 @@ from django.test import Client
 from caselibrary.models import CaseLibrary
 from tests.admin_pages import member_of
 from tests.factories import CaseLibraryFactory, FaultCategoryFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -41,10 +42,6 @@ def row(title: str, **fields: str) -> dict:
 def import_file(client: Client, content: bytes, name: str = "cases.jsonl", **extra: str):  # type: ignore[no-untyped-def]
     upload = SimpleUploadedFile(name, content)
     return client.post(IMPORT, {"file": upload, **extra}, follow=True)
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def history(case: CaseLibrary) -> list[tuple[int, str, str]]:

@@ -9,6 +9,7 @@ import pytest
 from config.admin_paginator import COUNT_CAP
 from diagnosis.models import DiagnosisSession, InvocationStatus, ToolInvocation, ToolKind
 from tests.factories import DiagnosisSessionFactory, ToolInvocationFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -22,10 +23,6 @@ def record_calls(session: DiagnosisSession, count: int, **fields) -> None:  # ty
         ToolInvocationFactory.build(session=session, tool_name=f"Tool{n:04d}", **fields)
         for n in range(count)
     )
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def linked_pages(response) -> set[int]:  # type: ignore[no-untyped-def]

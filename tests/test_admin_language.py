@@ -11,6 +11,7 @@ import pytest
 from evaluation.opinion import OpinionSubject, ToolFact
 from evaluation.opinion.heuristic import RATIONALES, HeuristicProvider
 from tests.factories import DiagnosisSessionFactory
+from tests.page_text import text
 
 pytestmark = pytest.mark.django_db
 
@@ -22,10 +23,6 @@ CATALOGUE = Path(__file__).resolve().parent.parent / "locale" / "zh_Hans" / "LC_
 @pytest.fixture(autouse=True)
 def chinese_by_default(settings) -> None:  # type: ignore[no-untyped-def]
     settings.LANGUAGE_CODE = "zh-hans"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def change_url(session) -> str:  # type: ignore[no-untyped-def]

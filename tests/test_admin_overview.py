@@ -13,6 +13,7 @@ from diagnosis.models import DiagnosisSession
 from feedback.selectors import feedback_overview
 from tests.admin_pages import member_of, shown_ids
 from tests.factories import BadCaseReviewFactory, CaseLibraryFactory, DiagnosisSessionFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -24,10 +25,6 @@ def _fresh_cache():  # type: ignore[no-untyped-def]
     cache.clear()
     yield
     cache.clear()
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def backdate(session: DiagnosisSession, days: int) -> None:

@@ -10,6 +10,7 @@ from django_q.models import Schedule
 from diagnosis.models import ToolCatalogEntry
 from tests.admin_pages import list_edit_post
 from tests.factories import DiagnosisSessionFactory
+from tests.page_text import text
 from tests.test_admin_task_queue import a_task
 
 pytestmark = pytest.mark.django_db
@@ -22,10 +23,6 @@ SCHEDULES = "/admin/django_q/schedule/"
 @pytest.fixture(autouse=True)
 def chinese_by_default(settings) -> None:  # type: ignore[no-untyped-def]
     settings.LANGUAGE_CODE = "zh-hans"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def test_the_sorting_links_and_checkbox_labels_of_a_list_are_said_in_chinese(

@@ -13,6 +13,7 @@ from diagnosis.models import DiagnosisSession, InvocationStatus, ToolInvocation,
 from feedback.admin.invocations import INVOCATIONS_SHOWN
 from tests.admin_pages import member_of
 from tests.factories import DiagnosisSessionFactory, ToolInvocationFactory
+from tests.page_text import text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
 
@@ -27,10 +28,6 @@ def session_page(session: DiagnosisSession) -> str:
 
 def bad_case_page(session: DiagnosisSession) -> str:
     return f"/admin/feedback/badcase/{session.pk}/change/"
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def record_calls(session: DiagnosisSession, count: int, **fields) -> None:  # type: ignore[no-untyped-def]

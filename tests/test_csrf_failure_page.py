@@ -12,6 +12,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.test import Client, RequestFactory
 from playwright.sync_api import Browser, expect
 
+from tests.page_text import text
 from tests.test_admin_browser import PASSWORD, browser, finish  # noqa: F401
 from tests.test_content_security_policy_browser import refusals, watched
 
@@ -19,10 +20,6 @@ pytestmark = pytest.mark.django_db
 
 LOGIN = "/admin/login/"
 CREDENTIALS = {"username": "ops.admin", "password": "whatever"}
-
-
-def text(response) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(response.content.decode().split())
 
 
 def post_without_token(path: str = LOGIN, **headers: str):  # type: ignore[no-untyped-def]
