@@ -416,6 +416,7 @@ def bad_case_case_from_correction(*, session_id: str, created_by: str) -> CaseLi
                 root_cause=correction,
                 solution=correction,
                 diagnosis_id=session_id,
+                of_a_correction=True,
             )
     except SessionAlreadyHasCase:
         # Someone else's case for this session won the unique key in the meantime.

@@ -8,6 +8,7 @@ from django.test import Client
 from django.utils.html import strip_tags
 
 from caselibrary.models import CaseLibrary
+from diagnosis.models import DiagnosisSession
 from tests.factories import (
     CaseLibraryFactory,
     DiagnosisSessionFactory,
@@ -109,6 +110,44 @@ def test_a_session_without_a_correction_or_with_a_case_is_reported_not_changed(
     assert "No reader sent a correction for this session. (bad-silent)" in page
     assert "This session already has a case: edit that case instead. (bad-cased)" in page
     assert CaseLibrary.objects.count() == 1
+
+
+def test_a_failed_session_without_an_answer_becomes_a_case_of_its_readers_correction(
+    admin_client,
+) -> None:
+    session = DiagnosisSessionFactory(
+        session_id="bad-failed",
+        not_useful=True,
+        status="FAILED",
+        answer=None,
+        query="支付回调大量超时",
+    )
+    FeedbackEntryFactory(session=session, correction="回调队列积压，扩容消费者")
+
+    page = text(create_case(admin_client, session))
+
+    case = CaseLibrary.objects.get()
+    assert "1 case created from a correction" in strip_tags(page)
+    assert (case.diagnosis_id, case.root_cause) == ("bad-failed", "回调队列积压，扩容消费者")
+
+
+def test_a_session_that_cannot_become_a_case_is_reported_and_the_others_are_made(
+    admin_client,
+) -> None:
+    first = DiagnosisSessionFactory(session_id="bad-a", not_useful=True, query="第一个")
+    FeedbackEntryFactory(session=first, correction="更正一")
+    # Rated, then reported as running again by SQL (an adopted database may hold one).
+    running = DiagnosisSessionFactory(session_id="bad-running", not_useful=True)
+    FeedbackEntryFactory(session=running, correction="更正二")
+    DiagnosisSession.objects.filter(pk=running.pk).update(status="RUNNING", answer=None)
+
+    response = create_case(admin_client, first, running)
+
+    assert response.status_code == 200
+    page = text(response)
+    assert "1 case created from a correction" in strip_tags(page)
+    assert "bad-running" in page
+    assert list(CaseLibrary.objects.values_list("diagnosis_id", flat=True)) == ["bad-a"]
 
 
 def test_the_message_links_the_case_made_from_the_correction(admin_client) -> None:

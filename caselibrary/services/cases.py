@@ -90,12 +90,15 @@ def case_create_manual(
     fault_category: str = GENERAL_CATEGORY,
     error_code: str | None = None,
     diagnosis_id: str | None = None,
+    of_a_correction: bool = False,
 ) -> CaseLibrary:
     """A case an operator writes, from scratch or prefilled from a session.
 
     A session that does not exist is SessionNotFound; one still running or without an
     answer is SessionCannotBecomeCase; one that already has a case is
-    SessionAlreadyHasCase, and the unique key decides between concurrent creates.
+    SessionAlreadyHasCase, and the unique key decides between concurrent creates. A case
+    `of_a_correction` is written with a reader's correction, not the session's answer:
+    a finished session without one (a failed run) may have it.
     """
     case = CaseLibrary(
         source_type=SourceType.MANUAL,
@@ -112,7 +115,7 @@ def case_create_manual(
     # The source session is checked below, as a 404 or 409 rather than a field error.
     case.full_clean(exclude=["diagnosis"])
     if case.diagnosis_id is not None:
-        _check_session_is_free(case.diagnosis_id)
+        _check_session_is_free(case.diagnosis_id, needs_answer=not of_a_correction)
     try:
         with transaction.atomic():
             case.save(force_insert=True)
@@ -180,13 +183,15 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
     return deleted
 
 
-def _check_session_is_free(session_id: str) -> None:
+def _check_session_is_free(session_id: str, *, needs_answer: bool = True) -> None:
     session = (
         DiagnosisSession.objects.filter(session_id=session_id).only("status", "answer").first()
     )
     if session is None:
         raise SessionNotFound(session_id)
-    if not session_can_become_case(session=session):
+    if needs_answer and not session_can_become_case(session=session):
+        raise SessionCannotBecomeCase(session_id)
+    if session.status == SessionStatus.RUNNING:
         raise SessionCannotBecomeCase(session_id)
     case_id = case_id_for_session(session_id=session_id)
     if case_id is not None:

@@ -13,6 +13,7 @@ from django.utils.translation import ngettext
 from caselibrary.models import CaseLibrary
 from caselibrary.selectors import case_get, case_id_for_session
 from config.admin_site import ModelPages, model_pages
+from config.api import DomainError
 from feedback.services import ALREADY_A_CASE, bad_case_case_from_correction
 
 # Cases made from corrections by one action: each is an operator's decision to read.
@@ -40,6 +41,9 @@ class ReaderFeedbackMixin:
                 )
             except ValidationError as exc:
                 refused.append(_refusal(exc.messages[0], session_id, pages))
+                continue
+            except DomainError as exc:  # a session still running, or gone meanwhile
+                refused.append(format_html("{} ({})", exc.message, session_id))
                 continue
             made.append(case)
             self.log_addition(request, case, [{"added": {}}])
