@@ -299,7 +299,7 @@ class SessionAdminBase(
 class ToolCatalogForm(forms.ModelForm):
     class Meta:
         model = ToolCatalogEntry
-        fields = ["tool_name", "kind", "level_rule", "code_pattern"]
+        fields = ["tool_name", "kind", "level_rule", "code_pattern", "text_is_one_document"]
 
     def clean_code_pattern(self) -> str:
         pattern = self.cleaned_data["code_pattern"]
@@ -338,9 +338,16 @@ class ToolCatalogAdmin(OfferedLookupsMixin, admin.ModelAdmin):
     level is read, applies to the spans received from then on."""
 
     form = ToolCatalogForm
-    list_display = ["tool_name", "kind", "level_rule", "code_pattern", "first_seen_column"]
+    list_display = [
+        "tool_name",
+        "kind",
+        "level_rule",
+        "text_document_column",
+        "code_pattern",
+        "first_seen_column",
+    ]
     list_editable = ["kind", "level_rule"]
-    list_filter = ["kind", "level_rule"]
+    list_filter = ["kind", "level_rule", "text_is_one_document"]
     search_fields = ["^tool_name"]
     ordering = ["tool_name"]
 
@@ -360,6 +367,12 @@ class ToolCatalogAdmin(OfferedLookupsMixin, admin.ModelAdmin):
             bound = settings.TOOL_CATALOG_MAX_NAMES
             self.message_user(request, message % {"bound": bound}, messages.WARNING)
         return super().changelist_view(request, extra_context)
+
+    # Said in a few words, as the level rules are (the tool's page has the whole
+    # sentence and sets it): the list keeps each column in view at 1366 pixels.
+    @admin.display(description=_("Text = 1 doc"), boolean=True, ordering="text_is_one_document")
+    def text_document_column(self, obj: ToolCatalogEntry) -> bool:
+        return obj.text_is_one_document
 
     # As every list writes a time (diagnosis/admin_times.py).
     first_seen_column = list_time_column("first_seen", _("first seen"))

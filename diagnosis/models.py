@@ -275,7 +275,8 @@ class ToolCatalogEntry(models.Model):
     span); an operator says which are retrieval tools and how their match level is read.
     What a span says wins over this: its kind is its diagnosis.tool.kind attribute, else
     `retrieval` for an OpenInference RETRIEVER span, else this entry's; its
-    diagnosis.match_level and diagnosis.hit_count attributes win over the level rule."""
+    diagnosis.match_level and diagnosis.hit_count attributes win over the level rule and
+    over text_is_one_document."""
 
     id = models.BigAutoField(primary_key=True)
     tool_name = IdentifierField(_("tool name"), max_length=128, unique=True)
@@ -291,6 +292,19 @@ class ToolCatalogEntry(models.Model):
         blank=True,
         default=r"\b[A-Z]{1,6}-?\d{3,6}\b",
         help_text=_("A regular expression for the codes the exact-code rule looks for."),
+    )
+    # Off in the database too: a row written by SQL counts no document in a text.
+    text_is_one_document = models.BooleanField(
+        _("a text result is one document"),
+        default=False,
+        db_default=False,
+        help_text=_(
+            "For a tool that answers text rather than a JSON list: a result that is not "
+            "blank and that the service cannot count documents in (not a JSON list, no list "
+            "under the usual keys) counts as one document retrieved, so the level rule reads "
+            "L1 (or L0 with the exact-code rule when a code is found). Leave it off for a "
+            'tool that answers text such as "nothing found".'
+        ),
     )
     first_seen = models.DateTimeField(_("first seen"), auto_now_add=True)
 

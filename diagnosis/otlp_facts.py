@@ -54,6 +54,8 @@ def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> ToolF
     hits = _hits(attributes, ignored)
     if hits is None:
         hits = record.documents or 0
+        if record.documents is None and status == "SUCCESS" and kind == ToolKind.RETRIEVAL:
+            hits = text_documents(record.whole_result or record.result, entry)
     level = _choice(attributes, LEVEL_ATTRIBUTE, MATCH_LEVELS, ignored)
     if level is not None and match_level_problem(status=status, kind=kind, match_level=level):
         why = (
@@ -79,6 +81,14 @@ def tool_facts_body(record: SpanRecord, entry: ToolCatalogEntry | None) -> ToolF
     elif status == "SUCCESS" and kind == ToolKind.RETRIEVAL:
         body["matchLevel"] = _level(record, entry, hits)
     return ToolFacts(body, ignored)
+
+
+def text_documents(result: str, entry: ToolCatalogEntry | None) -> int:
+    """The documents of a successful retrieval call whose result the service could not
+    count them in (no JSON list): one when its catalog entry says a text result is one
+    document and the result is not blank, else none."""
+    one = entry is not None and entry.text_is_one_document and bool(result.strip())
+    return 1 if one else 0
 
 
 def _duration(record: SpanRecord, ignored: list[str]) -> int | None:

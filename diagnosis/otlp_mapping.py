@@ -26,7 +26,7 @@ from diagnosis.facts_rules import USER_ID_MAX_LENGTH
 from diagnosis.models import SpanRole
 from diagnosis.otlp_documents import documents_found, documents_text
 from diagnosis.otlp_handoffs import is_handoff
-from diagnosis.otlp_messages import answer_of, question_of
+from diagnosis.otlp_messages import answer_of, characters_unescaped, question_of
 from diagnosis.services import stored_text
 
 # Where the session id is read, first found wins; the trace id when none is set.
@@ -223,7 +223,9 @@ def _value(
     attributes (2 for an attribute's value; None inside one stored as its JSON text)."""
     which = value.WhichOneof("value")
     if which == "string_value":
-        text, was_cut = _redacted(value.string_value, redact, max_chars)
+        # JSON's non-ASCII characters as themselves (the OpenAI Agents SDK's tool
+        # arguments), before redaction reads them: a secret in escapes is no way past it.
+        text, was_cut = _redacted(characters_unescaped(value.string_value), redact, max_chars)
         if was_cut:
             cut.append(key)
         return text
@@ -416,11 +418,7 @@ def _error_message(span: ProtoSpan, redact: Callable[[str], str], max_chars: int
 
 
 def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    for key in keys:
-        value = attributes.get(key)
-        if value not in (None, ""):
-            return value
-    return None
+    return next((attributes[k] for k in keys if attributes.get(k) not in (None, "")), None)
 
 
 def _text(value: Any) -> str:

@@ -79,6 +79,32 @@ def json_or_none(text: str) -> Any:
         return None
 
 
+# json.dumps's two spacings: its default and the compact one.
+_SEPARATORS = ((", ", ": "), (",", ":"))
+
+
+def characters_unescaped(text: str) -> str:
+    """A JSON document whose non-ASCII characters are written as \\u escapes, as json.dumps
+    writes them by default (the OpenAI Agents SDK's tool arguments), with those characters
+    as themselves: the same document, written alike otherwise (escapes of control
+    characters stay, as JSON writes them). Any other text is returned as it is: no JSON,
+    JSON that json.dumps would write otherwise (other spacing, an escaped ASCII character,
+    uppercase hex), and a lone surrogate, which is no character to store."""
+    if "\\u" not in text:
+        return text
+    parsed = json_or_none(text)
+    for separators in _SEPARATORS:
+        try:
+            if json.dumps(parsed, separators=separators) != text:
+                continue
+            plain = json.dumps(parsed, separators=separators, ensure_ascii=False)
+            plain.encode("utf-8")  # a lone surrogate cannot be
+        except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+            return text
+        return plain
+    return text
+
+
 def _message_text(messages: Any, *, role: str, first: bool) -> str | None:
     if isinstance(messages, str):
         messages = json_or_none(messages)
