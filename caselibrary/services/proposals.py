@@ -70,6 +70,7 @@ def cases_structure_new() -> int:
                 taxonomy=taxonomy,
                 default_category=GENERAL_CATEGORY,
             )
+            at = timezone.now()
             try:
                 with transaction.atomic():
                     # The proposal first: its key lets one pass structure a case.
@@ -78,12 +79,12 @@ def cases_structure_new() -> int:
                         proposed_category=proposal.fault_category,
                         proposed_error_code=proposal.error_code,
                         method=structuring.METHOD_VERSION,
-                        proposed_at=timezone.now(),
+                        proposed_at=at,
                     )
                     CaseLibrary.objects.filter(case_id=case_id, updated_by=SYSTEM_USER).update(
                         fault_category=proposal.fault_category,
                         error_code=proposal.error_code,
-                        updated_at=timezone.now(),
+                        updated_at=at,
                     )
             except IntegrityError:
                 continue  # another worker's pass took it

@@ -30,7 +30,14 @@ from django.db.models import F, Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from caselibrary.models import CaseLibrary, CaseReuse, CaseSearch, CaseSearchHit, CaseStructuring
+from caselibrary.models import (
+    SYSTEM_USER,
+    CaseLibrary,
+    CaseReuse,
+    CaseSearch,
+    CaseSearchHit,
+    CaseStructuring,
+)
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
 from evaluation.services import opinions_enabled, sessions_evaluate, sessions_opinion_form
 from feedback.demo.case_library import feedback_cases_date, load_case_library
@@ -212,6 +219,10 @@ def _library_facts_date(*, session_ids: list[str]) -> None:
     CaseStructuring.objects.filter(case__diagnosis_id__in=session_ids).update(
         proposed_at=Subquery(made) + STRUCTURED_AFTER
     )
+    # The structuring changed the cases it filled (those no operator saved) then too.
+    CaseLibrary.objects.filter(
+        diagnosis_id__in=session_ids, updated_by=SYSTEM_USER, structuring__isnull=False
+    ).update(updated_at=F("created_at") + STRUCTURED_AFTER)
 
 
 def _created_at(source: DemoSession, now: datetime) -> datetime:
