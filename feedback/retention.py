@@ -43,8 +43,9 @@ def sessions_purge(
     *, older_than: timedelta, dry_run: bool = False, batch: int = PURGE_BATCH
 ) -> PurgeResult:
     """Remove sessions created more than `older_than` ago that have no feedback and no
-    case. Each batch is its own short transaction, which checks the rule again: a session
-    rated or made a case meanwhile stays."""
+    case. Each batch is its own short transaction, which locks its sessions and checks
+    the rule again: a session rated or made a case meanwhile stays, and one rated while
+    the batch is deleted is not found by the rating (404)."""
     cutoff = timezone.now() - older_than
     if dry_run:
         return PurgeResult(_purgeable(cutoff).count(), cutoff.isoformat(), dry_run=True)
@@ -53,17 +54,26 @@ def sessions_purge(
     while True:
         # Walk the primary key upwards: each batch is found by an index range, never by
         # re-reading rows an earlier batch kept.
-        pks = list(
+        found = list(
             _purgeable(cutoff)
             .filter(pk__gt=last_pk)
             .order_by("pk")
-            .values_list("pk", flat=True)[:batch]
+            .values_list("pk", "session_id")[:batch]
         )
-        if not pks:
+        if not found:
             break
-        last_pk = pks[-1]
+        last_pk = found[-1][0]
         with transaction.atomic():
-            _, per_model = _purgeable(cutoff).filter(pk__in=pks).delete()
+            # The batch's sessions locked first, then the rule read again by a statement
+            # of its own: a rating or a case written meanwhile is seen (it committed
+            # before the lock was had) or waits for the delete (and finds no session).
+            # Locked by session id, as ratings and cases lock a session: taken in the
+            # same order (that index, then the row), the two never deadlock.
+            locked = DiagnosisSession.objects.select_for_update().filter(
+                session_id__in=[session_id for _, session_id in found]
+            )
+            locked = list(locked.values_list("pk", flat=True))
+            _, per_model = _purgeable(cutoff).filter(pk__in=locked).delete()
         removed += per_model.get(DiagnosisSession._meta.label, 0)
     logger.info("sessions purged", extra={"sessions": removed, "cutoff": cutoff.isoformat()})
     return PurgeResult(removed, cutoff.isoformat(), dry_run=False)

@@ -114,10 +114,12 @@ def case_create_manual(
     _check_category(case.fault_category)
     # The source session is checked below, as a 404 or 409 rather than a field error.
     case.full_clean(exclude=["diagnosis"])
-    if case.diagnosis_id is not None:
-        _check_session_is_free(case.diagnosis_id, needs_answer=not of_a_correction)
     try:
         with transaction.atomic():
+            if case.diagnosis_id is not None:
+                # Under the session's lock, as `useful` makes its case: a retention purge
+                # deleting the session meanwhile is waited for (and the session is gone).
+                _check_session_is_free(case.diagnosis_id, needs_answer=not of_a_correction)
             case.save(force_insert=True)
     except IntegrityError:
         if case.diagnosis_id is None:
@@ -185,7 +187,10 @@ def cases_delete(*, case_ids: Collection[str]) -> int:
 
 def _check_session_is_free(session_id: str, *, needs_answer: bool = True) -> None:
     session = (
-        DiagnosisSession.objects.filter(session_id=session_id).only("status", "answer").first()
+        DiagnosisSession.objects.select_for_update()
+        .filter(session_id=session_id)
+        .only("status", "answer")
+        .first()
     )
     if session is None:
         raise SessionNotFound(session_id)
