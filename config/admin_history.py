@@ -10,6 +10,8 @@ from typing import Any
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
+from django.utils.text import capfirst
+from django.utils.translation import override
 
 # Entries written per statement (the database may split one further).
 BATCH = 1000
@@ -17,6 +19,15 @@ BATCH = 1000
 # The text shown, or the admin's structured form ([{"changed": {"fields": [...]}}]),
 # stored in the language of the code and shown translated.
 Message = str | list[dict[str, Any]]
+
+
+def changed_fields(model: type[Model], *names: str) -> list[dict[str, Any]]:
+    """The message of a change to the fields `names` of `model`, each named as the
+    object's page names it (Django's form label: the verbose name, capitalised), in the
+    language of the code: LogEntry.get_change_message translates it when it is shown."""
+    with override(None):
+        labels = [capfirst(str(model._meta.get_field(name).verbose_name)) for name in names]
+    return [{"changed": {"fields": labels}}]
 
 
 def log_entries(

@@ -22,7 +22,7 @@ from caselibrary.models import CaseLibrary
 from caselibrary.selectors import case_merged_into
 from diagnosis.selectors import EVIDENCE_SCORE
 from diagnosis.self_evaluation import in_contract_order
-from feedback.models import BadCase, FeedbackEntry
+from feedback.models import BadCase, BadCaseReview, FeedbackEntry
 from feedback.selectors import REVIEW_STATE
 
 BATCH = 2_000
@@ -40,6 +40,9 @@ class Export:
     # statement a batch, whatever its size), after the others.
     added: tuple[str, ...] = ()
     complete: Callable[[list[dict[str, Any]]], None] | None = None
+    # Those of the added columns that `rows` annotates (read with the row, on its JOIN),
+    # where they stand among the added ones.
+    joined: tuple[str, ...] = ()
 
 
 def _case_rows(queryset: QuerySet) -> QuerySet:
@@ -62,6 +65,7 @@ def _bad_case_rows(queryset: QuerySet) -> QuerySet:
         review_note=F("review__note"),
         reviewed_by=F("review__reviewed_by"),
         reviewed_at=F("review__reviewed_at"),
+        assignee=F("review__assignee__username"),
     )
 
 
@@ -76,9 +80,10 @@ READER_COLUMNS = {
 
 
 def _completed_bad_cases(rows: list[dict[str, Any]]) -> None:
-    """A batch of bad cases given what readers said, and their score in the contract's
-    key order (the database may have reordered it)."""
+    """A batch of bad cases given what readers said, their review's tags, and their
+    score in the contract's key order (the database may have reordered it)."""
     _with_reader_feedback(rows)
+    _with_tags(rows)
     for row in rows:
         row["self_evaluation"] = in_contract_order(row["self_evaluation"])
 
@@ -98,6 +103,25 @@ def _with_reader_feedback(rows: list[dict[str, Any]]) -> None:
                 said[session_id][column].append(value)
     for row in rows:
         row.update(said[row["session_id"]])
+
+
+def _with_tags(rows: list[dict[str, Any]]) -> None:
+    """The names of the tags on each bad case's review, by name (a list, empty without).
+    Only reviewed bad cases can have tags: a batch of unreviewed ones reads nothing more
+    (without a review row, the LEFT JOIN gives NULL for its never-NULL note)."""
+    tags: dict[str, list[str]] = {row["session_id"]: [] for row in rows}
+    for row in rows:
+        row["tags"] = tags[row["session_id"]]
+    reviewed = [row["session_id"] for row in rows if row["review_note"] is not None]
+    if not reviewed:
+        return
+    pairs = (
+        BadCaseReview.tags.through.objects.filter(badcasereview_id__in=reviewed)
+        .order_by("badcasereview_id", "reviewtag__name")
+        .values_list("badcasereview_id", "reviewtag__name")
+    )
+    for session_id, name in pairs.iterator(chunk_size=BATCH):
+        tags[session_id].append(name)
 
 
 CASES = Export(
@@ -144,8 +168,11 @@ BAD_CASES = Export(
     ),
     key="id",
     rows=_bad_case_rows,
-    added=tuple(READER_COLUMNS),
+    # Who has the bad case (a username, empty when nobody) and its tags come last: a
+    # consumer reads the columns before them by position.
+    added=(*READER_COLUMNS, "assignee", "tags"),
     complete=_completed_bad_cases,
+    joined=("assignee",),
 )
 EXPORTS = {export.name: export for export in (CASES, BAD_CASES)}
 
@@ -181,7 +208,8 @@ def _all_columns(export: Export) -> tuple[str, ...]:
 
 
 def _value_names(export: Export) -> list[str]:
-    return [c if c != "review_state" else "review_state_value" for c in export.columns]
+    names = [c if c != "review_state" else "review_state_value" for c in export.columns]
+    return [*names, *export.joined]
 
 
 def export_lines(export: Export, rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[str]:

@@ -75,7 +75,7 @@ def test_marking_every_new_bad_case_triaged_takes_the_same_few_statements_for_20
     assert sorted(history.values_list("object_repr", flat=True)) == sorted(
         s.session_id for s in sessions
     )
-    assert {entry.get_change_message() for entry in history} == {"Changed review state."}
+    assert {entry.get_change_message() for entry in history} == {"Changed Review state."}
 
 
 @pytest.mark.parametrize("count", [20, 200])
@@ -118,7 +118,7 @@ def test_setting_the_category_of_every_case_takes_the_same_few_statements_for_20
     assert sorted(history.values_list("object_id", "object_repr")) == sorted(
         (case.pk, str(case)) for case in cases
     )
-    assert {entry.get_change_message() for entry in history} == {"Changed fault category."}
+    assert {entry.get_change_message() for entry in history} == {"Changed Fault category."}
 
 
 # --- Sorting -----------------------------------------------------------------------------

@@ -39,8 +39,8 @@ def test_uploading_a_jsonl_file_imports_it_once(admin_client) -> None:
     first = admin_client.post(URL, upload("cases.jsonl", content), follow=True)
     again = admin_client.post(URL, upload("cases.jsonl", content), follow=True)
 
-    assert "1 case(s) created, 0 updated, 0 unchanged." in text(first)
-    assert "0 case(s) created, 0 updated, 1 unchanged." in text(again)
+    assert "1 case created, 0 updated, 0 unchanged." in text(first)
+    assert "0 cases created, 0 updated, 1 unchanged." in text(again)
     case = CaseLibrary.objects.get()
     assert (case.title, case.source_type, case.created_by) == ("DNS 解析超时", "MANUAL", "admin")
 
@@ -50,7 +50,7 @@ def test_a_dry_run_upload_writes_nothing(admin_client) -> None:
 
     response = admin_client.post(URL, upload("cases.jsonl", content, dry_run="on"), follow=True)
 
-    assert "Dry run: 1 case(s) would be created" in text(response)
+    assert "Dry run: 1 case would be created" in text(response)
     assert not CaseLibrary.objects.exists()
 
 
@@ -112,7 +112,7 @@ def test_uploading_a_markdown_runbook_makes_its_case(admin_client) -> None:
 
     response = admin_client.post(URL, upload(runbook.name, runbook.read_bytes()), follow=True)
 
-    assert "1 case(s) created" in text(response)
+    assert "1 case created" in text(response)
     case = CaseLibrary.objects.get()
     assert (case.title, case.error_code) == (
         "JVM 老年代持续上涨、Full GC 频繁：JvmMemoryFillingUp",

@@ -54,7 +54,7 @@ def history(case: CaseLibrary) -> list[tuple[int, str, str]]:
 def test_each_case_an_import_creates_has_an_addition_in_its_history(curator) -> None:
     response = import_file(curator, jsonl(row("DNS 解析超时"), row("磁盘写满")))
 
-    assert "2 case(s) created" in text(response)
+    assert "2 cases created" in text(response)
     cases = list(CaseLibrary.objects.all())
     assert len(cases) == 2
     for case in cases:
@@ -74,7 +74,7 @@ def test_a_case_an_import_changes_has_a_change_and_an_unchanged_one_nothing(cura
 
     response = import_file(curator, content, name="fixes.jsonl")
 
-    assert "0 case(s) created, 1 updated, 1 unchanged." in text(response)
+    assert "0 cases created, 1 updated, 1 unchanged." in text(response)
     assert history(changed) == [(CHANGE, "ops.curator", "Changed by importing fixes.jsonl.")]
     assert history(same) == []
 
@@ -86,7 +86,7 @@ def test_a_dry_run_logs_nothing(curator) -> None:
         curator, jsonl(row("新的"), row("新标题", caseId=changed.pk)), dry_run="on"
     )
 
-    assert "Dry run: 1 case(s) would be created, 1 updated" in text(response)
+    assert "Dry run: 1 case would be created, 1 updated" in text(response)
     assert not LogEntry.objects.exists()
 
 
@@ -110,7 +110,7 @@ def test_a_merge_an_import_records_is_in_the_history_of_both_cases(curator) -> N
         ),
     )
 
-    assert "2 case(s) created, 0 updated, 0 unchanged, 1 merged." in text(response)
+    assert "2 cases created, 0 updated, 0 unchanged, 1 merged." in text(response)
     kept, merged = CaseLibrary.objects.get(pk=KEPT), CaseLibrary.objects.get(pk=MERGED)
     assert history(kept) == [
         (ADDITION, "ops.curator", "Added by importing cases.jsonl."),
@@ -144,7 +144,7 @@ def test_a_merge_of_two_unchanged_cases_is_the_only_entry_the_import_logs(curato
 
     response = import_file(curator, content, name="merges.jsonl")
 
-    assert "0 case(s) created, 0 updated, 2 unchanged, 1 merged." in text(response)
+    assert "0 cases created, 0 updated, 2 unchanged, 1 merged." in text(response)
     assert history(kept) == [
         (
             CHANGE,
@@ -167,7 +167,7 @@ def test_a_merge_already_recorded_or_not_recorded_logs_no_merge(curator) -> None
 
     response = import_file(curator, content)
 
-    assert "0 case(s) created, 0 updated, 3 unchanged." in text(response)
+    assert "0 cases created, 0 updated, 3 unchanged." in text(response)
     assert len(merge_entries(CaseLibrary.objects.get(pk=KEPT))) == 1
     assert len(merge_entries(CaseLibrary.objects.get(pk=MERGED))) == 1
     assert merge_entries(CaseLibrary.objects.get(pk=ORPHAN)) == []

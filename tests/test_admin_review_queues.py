@@ -146,5 +146,5 @@ def test_assigning_and_tagging_are_kept_in_each_bad_cases_history(admin_client, 
 
     pk = DiagnosisSession.objects.get(session_id="bad-fresh").pk
     history = " ".join(admin_client.get(f"{LIST}{pk}/history/").content.decode().split())
-    assert "Changed assignee." in history
-    assert "Changed tags." in history
+    assert "Changed Assignee." in history
+    assert "Changed Tags." in history

@@ -90,6 +90,8 @@ def test_bad_cases_export_as_json_lines_with_factors_and_review_state(capsys) ->
         "reader_reasons",
         "reader_comments",
         "reader_corrections",
+        "assignee",
+        "tags",
     ]
 
 

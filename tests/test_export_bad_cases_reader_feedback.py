@@ -58,10 +58,11 @@ def test_the_json_lines_hold_every_readers_reason_comment_and_correction_newest_
     assert [rows["said-nothing"][c] for c in READER_COLUMNS] == [[], [], []]
 
 
-def test_the_reader_columns_come_last(said_twice, capsys) -> None:
+def test_the_reader_columns_follow_the_review_columns(said_twice, capsys) -> None:
     row = jsonl_rows(capsys)["said-twice"]
 
-    assert list(row)[-4:] == ["created_at", *READER_COLUMNS]
+    # Then who has the bad case and its tags (tests/test_bad_case_export_owners.py).
+    assert list(row)[-6:] == ["created_at", *READER_COLUMNS, "assignee", "tags"]
 
 
 def test_the_csv_holds_them_as_json_lists_safe_from_spreadsheet_formulas(

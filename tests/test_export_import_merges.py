@@ -97,7 +97,7 @@ def test_a_merged_case_exported_and_imported_into_an_empty_library_stays_merged(
     out, err = run(str(exported))
     case_index_build()
 
-    assert "3 case(s) were created, 0 updated, 0 unchanged, 1 merged" in out
+    assert "3 cases were created, 0 updated, 0 unchanged, 1 merged" in out
     assert err == ""
     assert merges() == [(newer.case_id, older.case_id)]
     assert sorted(listed_ids(api)) == sorted([older.case_id, unrelated.case_id])
@@ -115,7 +115,7 @@ def test_importing_the_same_export_again_changes_nothing(tmp_path) -> None:
 
     out, err = run(str(exported))
 
-    assert "1 file(s): 0 case(s) were created, 0 updated, 3 unchanged, 0 file(s) skipped" in out
+    assert "1 file: 0 cases were created, 0 updated, 3 unchanged, 0 files skipped" in out
     assert err == ""
     assert (merges(), sorted(CaseLibrary.objects.values(), key=lambda c: c["case_id"])) == before
 
@@ -133,7 +133,7 @@ def test_the_file_says_which_case_is_kept_and_the_kept_case_takes_the_reuse_coun
     out, _ = run(str(path))
     case_index_build()
 
-    assert "0 case(s) were created, 0 updated, 1 unchanged, 1 merged" in out
+    assert "0 cases were created, 0 updated, 1 unchanged, 1 merged" in out
     assert merges() == [(older.case_id, newer.case_id)]
     kept = CaseReuse.objects.get(case=newer)
     assert (kept.l0_hits, kept.l1_hits, kept.sessions_useful, kept.sessions_not_useful) == (
@@ -158,7 +158,7 @@ def test_a_row_merged_into_a_case_later_in_the_file_is_merged_into_it(tmp_path) 
 
     out, err = run(str(path))
 
-    assert "2 case(s) were created, 0 updated, 0 unchanged, 1 merged" in out
+    assert "2 cases were created, 0 updated, 0 unchanged, 1 merged" in out
     assert err == ""
     assert merges() == [(merged, kept)]
 
@@ -189,7 +189,7 @@ def test_a_row_naming_a_missing_case_is_imported_on_its_own_and_said_so(tmp_path
         f'cases.jsonl:2: mergedInto: no case "{missing}" after the import; '
         "the row's case stays a case of its own\n"
     )
-    assert "2 case(s) were created, 0 updated, 0 unchanged, 0 file(s) skipped" in out
+    assert "2 cases were created, 0 updated, 0 unchanged, 0 files skipped" in out
     assert CaseLibrary.objects.filter(case_id=alone).exists()
     assert not CaseMerge.objects.exists()
 
@@ -259,7 +259,7 @@ def test_a_case_already_merged_elsewhere_keeps_the_librarys_merge_and_says_so(tm
         f'cases.jsonl:1: mergedInto: the case is already merged into "{kept.case_id}", '
         f'not "{other.case_id}"; that merge is kept\n'
     )
-    assert "0 case(s) were created, 0 updated, 1 unchanged, 0 file(s) skipped" in out
+    assert "0 cases were created, 0 updated, 1 unchanged, 0 files skipped" in out
     assert merges() == [(merged.case_id, kept.case_id)]
 
 
@@ -288,7 +288,7 @@ def test_a_dry_run_counts_the_merges_and_writes_none(tmp_path) -> None:
 
     out, _ = run(str(path), "--dry-run")
 
-    assert "2 case(s) would be created, 0 updated, 0 unchanged, 1 would be merged" in out
+    assert "2 cases would be created, 0 updated, 0 unchanged, 1 would be merged" in out
     assert not CaseLibrary.objects.exists() and not CaseMerge.objects.exists()
 
 
@@ -343,7 +343,7 @@ def test_the_admins_import_page_says_how_many_were_merged_and_which_rows_were_no
     )
 
     told = [str(message) for message in response.context["messages"]]
-    assert told[0] == "3 case(s) created, 0 updated, 0 unchanged, 1 merged."
+    assert told[0] == "3 cases created, 0 updated, 0 unchanged, 1 merged."
     assert told[1].startswith("cases.jsonl:3: mergedInto: ")
     assert missing in told[1]
 

@@ -22,7 +22,7 @@ def test_a_jsonl_file_makes_one_manual_case_per_row(tmp_path) -> None:
 
     out, _ = run(str(path))
 
-    assert "2 case(s) were created, 0 updated, 0 unchanged, 0 file(s) skipped" in out
+    assert "2 cases were created, 0 updated, 0 unchanged, 0 files skipped" in out
     case = CaseLibrary.objects.get(title=ROW["title"])
     assert (case.source_type, case.fault_category, case.error_code, case.created_by) == (
         "MANUAL",
@@ -43,7 +43,7 @@ def test_cases_as_the_api_lists_them_import_with_what_the_database_keeps_left_ou
 
     out, _ = run(str(jsonl(tmp_path / "from-api.jsonl", *rows)))
 
-    assert "1 case(s) were created" in out
+    assert "1 case was created" in out
     assert CaseLibrary.objects.get().title == "磁盘写满"
 
 
@@ -54,7 +54,7 @@ def test_importing_the_same_file_again_changes_nothing(tmp_path) -> None:
 
     out, _ = run(str(path))
 
-    assert "0 case(s) were created, 0 updated, 1 unchanged" in out
+    assert "0 cases were created, 0 updated, 1 unchanged" in out
     assert list(CaseLibrary.objects.values()) == before
 
 
@@ -63,7 +63,7 @@ def test_dry_run_counts_and_writes_nothing(tmp_path) -> None:
 
     out, _ = run(str(path), "--dry-run")
 
-    assert "2 case(s) would be created" in out
+    assert "2 cases would be created" in out
     assert not CaseLibrary.objects.exists() and not CaseImportSource.objects.exists()
 
 
@@ -81,7 +81,7 @@ def test_a_bad_row_is_reported_with_file_and_line_and_the_file_is_not_imported(t
     out, err = failing(str(tmp_path))
 
     assert 'skipped b-bad.jsonl:3: faultCategory "NOPE" is not in the taxonomy' in err
-    assert "1 case(s) were created, 0 updated, 0 unchanged, 1 file(s) skipped" in out
+    assert "1 case was created, 0 updated, 0 unchanged, 1 file skipped" in out
     assert list(CaseLibrary.objects.values_list("title", flat=True)) == [ROW["title"]]
     assert good.exists()
 
@@ -92,7 +92,7 @@ def test_a_row_with_a_case_id_updates_that_case(tmp_path) -> None:
 
     out, _ = run(str(path))
 
-    assert "0 case(s) were created, 1 updated" in out
+    assert "0 cases were created, 1 updated" in out
     case.refresh_from_db()
     assert (case.title, case.updated_by) == (ROW["title"], "import")
 
@@ -140,7 +140,7 @@ def test_a_row_with_surrounding_spaces_imported_again_adds_no_second_case(tmp_pa
 
     out, _ = run(str(path))
 
-    assert "0 case(s) were created, 0 updated, 1 unchanged" in out
+    assert "0 cases were created, 0 updated, 1 unchanged" in out
     assert CaseLibrary.objects.count() == 1
 
 

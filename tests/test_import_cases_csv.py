@@ -40,7 +40,7 @@ def test_a_csv_file_with_the_api_fields(tmp_path) -> None:
 
     out, _ = run(str(path))
 
-    assert "2 case(s) were created" in out
+    assert "2 cases were created" in out
     flapping = CaseLibrary.objects.get(title="交换机端口 flapping")
     assert (flapping.root_cause, flapping.solution, flapping.fault_category) == (
         "光模块老化\n导致链路抖动",
@@ -110,7 +110,7 @@ def test_a_csv_header_with_spaces_around_its_names_is_read_as_without_them(tmp_p
 
     out, _ = run(str(path))
 
-    assert "1 case(s) were created" in out
+    assert "1 case was created" in out
     case = CaseLibrary.objects.get()
     assert (case.title, case.root_cause, case.solution, case.fault_category) == (
         "交换机端口 flapping",
@@ -135,7 +135,7 @@ def test_export_then_import_reads_back_unchanged(tmp_path) -> None:
 
     out, _ = run(str(exported))
 
-    assert "0 case(s) were created, 0 updated, 2 unchanged" in out
+    assert "0 cases were created, 0 updated, 2 unchanged" in out
     assert sorted(CaseLibrary.objects.values(), key=lambda c: c["case_id"]) == before
 
     # Into an empty library: the same cases, ids and all.

@@ -76,7 +76,7 @@ def test_every_bad_row_of_a_csv_is_told_in_one_run_and_nothing_of_it_is_written(
 def test_a_file_with_many_bad_rows_counts_as_one_file_not_imported(tmp_path) -> None:
     path = jsonl(tmp_path / "cases.jsonl", *[{**ROW, "title": " "}] * 3)
 
-    told = failing(str(path), match=r"^1 file\(s\) not imported: see above$")
+    told = failing(str(path), match=r"^1 file not imported: see above$")
 
     assert told == [
         f"skipped cases.jsonl:{n}: title: This field may not be blank." for n in (1, 2, 3)
@@ -194,7 +194,7 @@ def test_every_bad_file_of_a_folder_is_told_and_the_good_ones_are_imported(tmp_p
     jsonl(tmp_path / "b-good.jsonl", ROW)
     (tmp_path / "c-bad.csv").write_text("title,rootCause,solution\n=1,x,y\n,x,y\n", "utf-8")
 
-    told = failing(str(tmp_path), match=r"^2 file\(s\) not imported: see above$")
+    told = failing(str(tmp_path), match=r"^2 files not imported: see above$")
 
     assert told == [
         "skipped a-bad.jsonl:1: title: This field may not be blank.",

@@ -63,7 +63,7 @@ def test_a_folder_of_runbooks_becomes_one_case_each_found_by_alert_name(
     with django_capture_on_commit_callbacks(execute=True):
         out = run(str(library))
 
-    assert f"{len(files)} case(s) were created, 0 updated, 0 unchanged, 0 file(s) skipped" in out
+    assert f"{len(files)} cases were created, 0 updated, 0 unchanged, 0 files skipped" in out
     assert CaseLibrary.objects.filter(source_type="MANUAL").count() == len(files)
     agent = make_client("agent")
     found_by_alert = 0
@@ -93,14 +93,14 @@ def test_importing_the_folder_again_changes_nothing(library) -> None:
 
     out = run(str(library))
 
-    assert f"0 case(s) were created, 0 updated, {len(files)} unchanged" in out
+    assert f"0 cases were created, 0 updated, {len(files)} unchanged" in out
     assert sorted(CaseLibrary.objects.values_list("case_id", "title", "updated_at")) == before
 
 
 def test_a_dry_run_of_the_folder_writes_nothing(library) -> None:
     out = run(str(library), "--dry-run")
 
-    assert f"{len(runbook_files(library))} case(s) would be created" in out
+    assert f"{len(runbook_files(library))} cases would be created" in out
     assert not CaseLibrary.objects.exists() and not CaseImportSource.objects.exists()
 
 
@@ -112,7 +112,7 @@ def test_an_edited_runbook_updates_its_case(library) -> None:
 
     out = run(str(library))
 
-    assert "0 case(s) were created, 1 updated" in out
+    assert "0 cases were created, 1 updated" in out
     case.refresh_from_db()
     assert "记录复盘" in case.solution
     assert CaseLibrary.objects.count() == len(runbook_files(library))
@@ -137,7 +137,7 @@ def test_two_runbooks_of_one_name_imported_one_at_a_time_are_two_cases(two_readm
 
     out = run(str(second))
 
-    assert "1 case(s) were created, 0 updated" in out
+    assert "1 case was created, 0 updated" in out
     titles = {parse_runbook(p.read_text("utf-8"), source=p.name).title for p in two_readmes}
     assert set(CaseLibrary.objects.values_list("title", flat=True)) == titles
 
@@ -148,7 +148,7 @@ def test_a_runbook_imported_alone_and_then_with_its_folder_is_one_case(two_readm
 
     out = run(str(first.parent.parent))
 
-    assert "1 case(s) were created, 0 updated, 1 unchanged" in out
+    assert "1 case was created, 0 updated, 1 unchanged" in out
     assert CaseLibrary.objects.count() == 2
 
 
@@ -162,8 +162,8 @@ def test_a_runbook_an_earlier_release_knew_by_its_name_is_found_and_kept_one(
     again = run(str(first))
     other = run(str(second))
 
-    assert "0 case(s) were created, 0 updated, 1 unchanged" in again
-    assert "1 case(s) were created, 0 updated" in other
+    assert "0 cases were created, 0 updated, 1 unchanged" in again
+    assert "1 case was created, 0 updated" in other
     assert CaseLibrary.objects.count() == 2
 
 

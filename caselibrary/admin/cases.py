@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, override
+from django.utils.translation import ngettext
 
 from caselibrary import structuring
 from caselibrary.admin.columns import CaseColumnsMixin
@@ -50,7 +50,7 @@ from caselibrary.services.cases import (
     cases_set_category,
     session_can_become_case,
 )
-from config.admin_history import log_keyed_entries
+from config.admin_history import changed_fields, log_keyed_entries
 from config.admin_lookups import OfferedLookupsMixin
 from config.admin_paginator import EstimatedCountAdminMixin, IndexOrderChangeList
 from config.admin_site import ModelPagesMixin, model_pages
@@ -324,8 +324,7 @@ class CaseLibraryAdmin(
         # "select all" these are every case the filters match, tens of thousands.
         cases = list(queryset.order_by().values_list("pk", "title"))
         operator = request.user.get_username()
-        with override(None):
-            fields = [str(CaseLibrary._meta.get_field("fault_category").verbose_name)]
+        message = changed_fields(CaseLibrary, "fault_category")
         changed = 0
         try:
             for start in range(0, len(cases), BULK_BATCH):
@@ -333,9 +332,7 @@ class CaseLibraryAdmin(
                 changed += cases_set_category(
                     case_ids=[pk for pk, _ in batch], fault_category=code, updated_by=operator
                 )
-                log_keyed_entries(
-                    request.user.pk, CaseLibrary, batch, CHANGE, [{"changed": {"fields": fields}}]
-                )
+                log_keyed_entries(request.user.pk, CaseLibrary, batch, CHANGE, message)
         except ValidationError as error:
             self.message_user(request, "; ".join(error.messages), messages.ERROR)
             return

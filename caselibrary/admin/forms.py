@@ -268,7 +268,11 @@ class CaseForm(forms.ModelForm):
             changed = [name for name in self.copied if self._changed_since_shown(name)]
         else:
             changed = super().changed_data
-        return [name for name in changed if not self._only_trimmed(name)]
+        return [
+            name
+            for name in changed
+            if not self._only_trimmed(name) and not self._only_respelled(name)
+        ]
 
     def _changed_since_shown(self, name: str) -> bool:
         """Compared with the page's copy, as Django's `show_hidden_initial` compares."""
@@ -293,6 +297,26 @@ class CaseForm(forms.ModelForm):
         if not isinstance(stored, str) or cleaned is None or self.instance._state.adding:
             return False
         return cleaned == stored.replace("\r\n", "\n").strip()
+
+    def _only_respelled(self, name: str) -> bool:
+        """An error code typed as another spelling of the code it was (`http_504` for
+        `HTTP 504`): the case stores the same code, so nothing changes."""
+        if name != "error_code" or self.instance._state.adding:
+            return False
+        # From the posted value, not cleaned_data: a list's formset asks which rows
+        # changed before it cleans them.
+        try:
+            posted = self.fields[name].to_python(self[name].data)
+        except ValidationError:
+            return False
+        if not posted:
+            return False
+        before = (
+            self.data.get(self._copy_name(name))
+            if self.is_bound and self.compares_with_page
+            else self.initial.get(name)
+        )
+        return normalise_error_code(posted) == before
 
 
 class CaseRowForm(CaseForm):

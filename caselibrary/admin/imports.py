@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.translation import gettext as _g
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from caselibrary.models import CaseLibrary
@@ -21,6 +22,44 @@ from config.admin_history import log_entries
 
 # Cases read per statement for their entries in the admin history.
 LOG_BATCH = 1000
+
+
+def import_summary(outcome: FileOutcome, dry_run: bool) -> str:
+    """What an upload did (or, dry run, would do), its case count singular or plural."""
+    counts = {
+        "created": outcome.created,
+        "updated": outcome.updated,
+        "same": outcome.unchanged,
+        "merged": outcome.merged,
+    }
+    if dry_run and outcome.merged:
+        text = ngettext(
+            "Dry run: %(created)d case would be created, %(updated)d updated, "
+            "%(same)d unchanged, %(merged)d would be merged.",
+            "Dry run: %(created)d cases would be created, %(updated)d updated, "
+            "%(same)d unchanged, %(merged)d would be merged.",
+            outcome.created,
+        )
+    elif dry_run:
+        text = ngettext(
+            "Dry run: %(created)d case would be created, %(updated)d updated, %(same)d unchanged.",
+            "Dry run: %(created)d cases would be created, %(updated)d updated, %(same)d unchanged.",
+            outcome.created,
+        )
+    elif outcome.merged:
+        text = ngettext(
+            "%(created)d case created, %(updated)d updated, %(same)d unchanged, %(merged)d merged.",
+            "%(created)d cases created, %(updated)d updated, %(same)d unchanged, "
+            "%(merged)d merged.",
+            outcome.created,
+        )
+    else:
+        text = ngettext(
+            "%(created)d case created, %(updated)d updated, %(same)d unchanged.",
+            "%(created)d cases created, %(updated)d updated, %(same)d unchanged.",
+            outcome.created,
+        )
+    return text % counts
 
 
 class CaseImportForm(forms.Form):
@@ -83,36 +122,10 @@ class CaseImportMixin:
             # Every bad row (up to the service's limit), so the file is fixed in one go.
             form.errors["file"] = form.error_class(outcome.problems)
             return self._render(request, form, status=400)
-        if not outcome.merged:
-            message = (
-                _g(
-                    "Dry run: %(created)d case(s) would be created, %(updated)d updated, "
-                    "%(same)d unchanged."
-                )
-                if dry_run
-                else _g("%(created)d case(s) created, %(updated)d updated, %(same)d unchanged.")
-            )
-        else:
-            message = (
-                _g(
-                    "Dry run: %(created)d case(s) would be created, %(updated)d updated, "
-                    "%(same)d unchanged, %(merged)d would be merged."
-                )
-                if dry_run
-                else _g(
-                    "%(created)d case(s) created, %(updated)d updated, %(same)d unchanged, "
-                    "%(merged)d merged."
-                )
-            )
-        counts = {
-            "created": outcome.created,
-            "updated": outcome.updated,
-            "same": outcome.unchanged,
-            "merged": outcome.merged,
-        }
         if not dry_run:
             _log_history(request, outcome)
-        self.message_user(request, message % counts, messages.SUCCESS)  # type: ignore[attr-defined]
+        summary = import_summary(outcome, dry_run)
+        self.message_user(request, summary, messages.SUCCESS)  # type: ignore[attr-defined]
         for note in outcome.notes:  # rows whose merge was not recorded
             self.message_user(request, note, messages.WARNING)  # type: ignore[attr-defined]
         return HttpResponseRedirect(reverse("admin:caselibrary_caselibrary_changelist"))

@@ -26,6 +26,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from caselibrary.case_files import (
     CaseFileError,
@@ -376,32 +377,7 @@ def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:
         for problem in file.problems:
             yield _("skipped %(error)s") % {"error": problem}
         yield from file.notes
-    if outcome.total("merged"):
-        summary = (
-            _(
-                "%(files)d file(s): %(created)d case(s) would be created, %(updated)d "
-                "updated, %(unchanged)d unchanged, %(merged)d would be merged, "
-                "%(skipped)d file(s) skipped"
-            )
-            if outcome.dry_run
-            else _(
-                "%(files)d file(s): %(created)d case(s) were created, %(updated)d updated, "
-                "%(unchanged)d unchanged, %(merged)d merged, %(skipped)d file(s) skipped"
-            )
-        )
-    else:
-        summary = (
-            _(
-                "%(files)d file(s): %(created)d case(s) would be created, %(updated)d "
-                "updated, %(unchanged)d unchanged, %(skipped)d file(s) skipped"
-            )
-            if outcome.dry_run
-            else _(
-                "%(files)d file(s): %(created)d case(s) were created, %(updated)d updated, "
-                "%(unchanged)d unchanged, %(skipped)d file(s) skipped"
-            )
-        )
-    yield summary % {
+    counts = {
         "files": len(outcome.files),
         "created": outcome.total("created"),
         "updated": outcome.total("updated"),
@@ -409,3 +385,47 @@ def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:
         "merged": outcome.total("merged"),
         "skipped": len(outcome.failed),
     }
+    # Each count with its noun singular or plural, joined.
+    yield _("%(files)s: %(cases)s, %(skipped)s") % {
+        "files": ngettext("%(files)d file", "%(files)d files", counts["files"]) % counts,
+        "cases": _cases_done(outcome.dry_run, counts) % counts,
+        "skipped": ngettext(
+            "%(skipped)d file skipped", "%(skipped)d files skipped", counts["skipped"]
+        )
+        % counts,
+    }
+
+
+def _cases_done(dry_run: bool, counts: dict[str, int]) -> str:
+    created = counts["created"]
+    if counts["merged"]:
+        return (
+            ngettext(
+                "%(created)d case would be created, %(updated)d updated, %(unchanged)d "
+                "unchanged, %(merged)d would be merged",
+                "%(created)d cases would be created, %(updated)d updated, %(unchanged)d "
+                "unchanged, %(merged)d would be merged",
+                created,
+            )
+            if dry_run
+            else ngettext(
+                "%(created)d case was created, %(updated)d updated, %(unchanged)d "
+                "unchanged, %(merged)d merged",
+                "%(created)d cases were created, %(updated)d updated, %(unchanged)d "
+                "unchanged, %(merged)d merged",
+                created,
+            )
+        )
+    return (
+        ngettext(
+            "%(created)d case would be created, %(updated)d updated, %(unchanged)d unchanged",
+            "%(created)d cases would be created, %(updated)d updated, %(unchanged)d unchanged",
+            created,
+        )
+        if dry_run
+        else ngettext(
+            "%(created)d case was created, %(updated)d updated, %(unchanged)d unchanged",
+            "%(created)d cases were created, %(updated)d updated, %(unchanged)d unchanged",
+            created,
+        )
+    )

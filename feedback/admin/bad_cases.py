@@ -13,10 +13,10 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
-from django.utils.translation import gettext, ngettext, override
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from config.admin_history import log_keyed_entries
+from config.admin_history import changed_fields, log_keyed_entries
 from config.admin_paginator import IndexOrderChangeList
 from config.admin_site import model_pages_of
 from diagnosis.admin import (
@@ -356,10 +356,9 @@ class BadCaseAdmin(
             reviewer=request.user.get_username(),
         )
         if changed:
-            with override(None):  # stored in the language of the code, shown translated
-                name = str(BadCaseReview._meta.get_field("state").verbose_name)
+            # Named as the review form names it, shown in the reader's language.
             log_keyed_entries(
-                request.user.pk, BadCase, changed, CHANGE, [{"changed": {"fields": [name]}}]
+                request.user.pk, BadCase, changed, CHANGE, changed_fields(BadCaseReview, "state")
             )
         self.message_user(
             request,

@@ -14,9 +14,9 @@ from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, override
+from django.utils.translation import ngettext
 
-from config.admin_history import log_keyed_entries
+from config.admin_history import changed_fields, log_keyed_entries
 from config.admin_lookups import OfferedLookupsMixin
 from feedback.models import BadCase, BadCaseReview, ReviewTag
 from feedback.review_queues import bad_case_assignees, bad_cases_assign, bad_cases_tag
@@ -211,9 +211,9 @@ def log_review_change(request: HttpRequest, rows: list[tuple[int, str]], field: 
     """Each bad case's history says which review field an action changed, and who did."""
     if not rows:
         return
-    with override(None):  # stored in the language of the code, shown translated
-        name = str(BadCaseReview._meta.get_field(field).verbose_name)
-    log_keyed_entries(request.user.pk, BadCase, rows, CHANGE, [{"changed": {"fields": [name]}}])
+    # Named as the review form names it, shown in the reader's language.
+    message = changed_fields(BadCaseReview, field)
+    log_keyed_entries(request.user.pk, BadCase, rows, CHANGE, message)
 
 
 def _review(obj: BadCase) -> Any:

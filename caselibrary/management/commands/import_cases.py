@@ -5,6 +5,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from tqdm import tqdm
 
 from caselibrary.models import CaseLibrary
@@ -64,6 +65,12 @@ class Command(ServiceCommand):
             self.stderr.write(line)
         self.stdout.write(summary)
         if outcome.failed:
+            failed = len(outcome.failed)
             raise CommandError(
-                _("%(count)d file(s) not imported: see above") % {"count": len(outcome.failed)}
+                ngettext(
+                    "%(count)d file not imported: see above",
+                    "%(count)d files not imported: see above",
+                    failed,
+                )
+                % {"count": failed}
             )
