@@ -111,11 +111,11 @@ def case_create_manual(
         created_by=created_by,
         updated_by=created_by,
     )
-    _check_category(case.fault_category)
     # The source session is checked below, as a 404 or 409 rather than a field error.
     case.full_clean(exclude=["diagnosis"])
     try:
         with transaction.atomic():
+            _check_category(case.fault_category)
             if case.diagnosis_id is not None:
                 # Under the session's lock, as `useful` makes its case: a retention purge
                 # deleting the session meanwhile is waited for (and the session is gone).
@@ -143,11 +143,12 @@ def case_update(*, case: CaseLibrary, updated_by: str, **changes: Any) -> CaseLi
         changes["error_code"] = normalise_error_code(changes["error_code"])
     for name, value in changes.items():
         setattr(case, name, value)
-    if "fault_category" in changes:
-        _check_category(case.fault_category)
     case.updated_by = updated_by
     case.full_clean()
-    case.save(update_fields=[*changes, "updated_by", "updated_at"])
+    with transaction.atomic():
+        if "fault_category" in changes:
+            _check_category(case.fault_category)
+        case.save(update_fields=[*changes, "updated_by", "updated_at"])
     if changes.keys() & INDEXED_FIELDS:
         case_index_request()
     return case
@@ -168,10 +169,11 @@ def case_fields_for_update(*, case_id: str, fields: Collection[str]) -> dict[str
 
 def cases_set_category(*, case_ids: Collection[str], fault_category: str, updated_by: str) -> int:
     """Bulk "set category"; returns how many cases changed."""
-    _check_category(fault_category)
-    return CaseLibrary.objects.filter(case_id__in=case_ids).update(
-        fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
-    )
+    with transaction.atomic():
+        _check_category(fault_category)
+        return CaseLibrary.objects.filter(case_id__in=case_ids).update(
+            fault_category=fault_category, updated_by=updated_by, updated_at=timezone.now()
+        )
 
 
 def cases_delete(*, case_ids: Collection[str]) -> int:
@@ -204,8 +206,11 @@ def _check_session_is_free(session_id: str, *, needs_answer: bool = True) -> Non
 
 
 def _check_category(code: str) -> None:
+    """The category's row locked until the caller's transaction ends: a delete of it
+    (fault_category_delete, which locks it first) waits, then finds it in use."""
     # Compared here too: MariaDB's collation finds "GENERAL" for "general" or "GÉNÉRAL".
-    if code not in FaultCategory.objects.filter(code=code).values_list("code", flat=True):
+    found = FaultCategory.objects.select_for_update().filter(code=code)
+    if code not in found.values_list("code", flat=True):
         raise ValidationError(
             {"fault_category": f'"{code}" is not in the fault-category taxonomy.'}
         )
