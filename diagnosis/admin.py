@@ -357,6 +357,14 @@ class ToolCatalogAdmin(OfferedLookupsMixin, admin.ModelAdmin):
     def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[forms.ModelForm]:
         return super().get_changelist_form(request, form=ToolCatalogListForm, **kwargs)
 
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        # Django names the action by the list's plural, "tool catalog": it deletes tools.
+        actions = super().get_actions(request)
+        if "delete_selected" in actions:
+            func, name, _description = actions["delete_selected"]
+            actions["delete_selected"] = (func, name, _("Delete selected tools"))
+        return actions
+
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
         if request.method == "GET" and not tool_catalog_room():
             message = _(

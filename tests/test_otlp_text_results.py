@@ -228,3 +228,21 @@ def test_the_tool_catalog_list_filters_by_the_option(admin_client):
     text = page.content.decode()
     assert "search_docs" in text
     assert "get_time" not in text
+
+
+def test_the_catalogs_delete_action_says_it_deletes_tools(admin_client):
+    ToolCatalogEntry.objects.create(tool_name="search_docs")
+
+    page = admin_client.get("/admin/diagnosis/toolcatalogentry/").content.decode()
+
+    assert '<option value="delete_selected">删除所选工具</option>' in page
+
+
+def test_the_catalogs_delete_action_says_it_deletes_tools_in_english(
+    admin_client, admin_in_english
+):
+    ToolCatalogEntry.objects.create(tool_name="search_docs")
+
+    page = admin_client.get("/admin/diagnosis/toolcatalogentry/").content.decode()
+
+    assert '<option value="delete_selected">Delete selected tools</option>' in page
