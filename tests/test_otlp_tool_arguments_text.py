@@ -7,11 +7,11 @@ characters as themselves, so a secret written in escapes is no way past it."""
 import json
 
 import pytest
-from django.db import connection
 
 from diagnosis.models import Span, ToolInvocation
 from tests.otlp import export, new_span_id, new_trace_id, post, span
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
+from tests.test_otlp_redaction import every_text_in_the_database
 
 pytestmark = pytest.mark.django_db
 
@@ -166,16 +166,6 @@ def test_escaped_arguments_that_fit_once_written_as_characters_are_not_cut(clien
     assert query == json.dumps({"query": "连接池耗尽" * 3}, ensure_ascii=False)
     stored = Span.objects.get(name="search_docs")
     assert "diagnosis.truncated" not in stored.attributes
-
-
-def every_text_in_the_database() -> str:
-    chunks = []
-    with connection.cursor() as cursor:
-        for table in connection.introspection.table_names(cursor):
-            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
-            for row in cursor.fetchall():
-                chunks.append(" ".join(str(cell) for cell in row))
-    return "\n".join(chunks)
 
 
 def test_a_secret_written_in_escapes_in_a_tool_result_is_redacted_too(client, key):
