@@ -1,14 +1,35 @@
-"""Who may sign in, and what a browser may send: the admin login's lockout, where a login
-lands, where the admin keeps its messages; the feedback tokens, their rate limits, the
-client address and CORS. Read from the environment like the rest of config/settings.py,
-which takes them all with a `*` import.
+"""Who may sign in, and what a browser may send: the keys SECRET_KEY had before, the
+admin login's lockout, where a login lands, where the admin keeps its messages; the
+feedback tokens, their rate limits, the client address and CORS. Read from the
+environment like the rest of config/settings.py, which takes them all with a `*` import.
 """
 
 # Underscored: the settings module takes this one's names with a `*` import.
 from csp.constants import NONE as _NONE
 from csp.constants import SELF as _SELF
 
-from config.env import env_int, env_origins, env_rate
+from config.env import env_bool, env_int, env_list, env_origins, env_rate, env_str, require
+from config.env import refused as _refused
+from config.settings_rules import secret_key_fallbacks_problem as _fallbacks_problem
+
+# --- Rotating SECRET_KEY ----------------------------------------------------------------
+
+# The keys SECRET_KEY had before, comma-separated: what they signed stays good (feedback
+# tokens, the admins' sessions, the admin login's cookie of trusted accounts) until it
+# expires, while everything new is signed with SECRET_KEY. Each as strong as SECRET_KEY
+# must be with DEBUG off, and none SECRET_KEY itself; judged once DEBUG (and, for the
+# latter, SECRET_KEY) is right.
+# The task queue (django-q2) reads SECRET_KEY alone: see docs/operations.md.
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
+require(
+    "SECRET_KEY_FALLBACKS",
+    _fallbacks_problem(
+        SECRET_KEY_FALLBACKS,
+        secret_key=None if _refused("SECRET_KEY") else env_str("SECRET_KEY"),
+        strong=not env_bool("DEBUG", False),
+    ),
+    depends_on=["DEBUG"],
+)
 
 # --- The admin's sign-in ----------------------------------------------------------------
 

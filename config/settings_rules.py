@@ -116,18 +116,48 @@ SECRET_KEY_INSECURE_PREFIX = "django-insecure-"  # noqa: S105 (a prefix, no key)
 def secret_key_problem(key: str) -> str | None:
     """What makes `key` weak by Django's rule, its length or count of different characters
     (never the key itself), or None."""
-    if key.startswith(SECRET_KEY_INSECURE_PREFIX):
-        got = "Django's start-project key (django-insecure-…)"
-    elif len(key) < SECRET_KEY_MIN_LENGTH:
-        got = f"{len(key)} characters"
-    elif len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
-        got = f"{len(set(key))} different characters"
-    else:
+    got = _secret_key_weakness(key)
+    if got is None:
         return None
     return (
-        f"SECRET_KEY must be at least {SECRET_KEY_MIN_LENGTH} characters with at least "
-        f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} different ones when DEBUG is off, got {got}: "
+        f"SECRET_KEY must be {_STRONG_KEY} when DEBUG is off, got {got}: "
         "python -c 'import secrets; print(secrets.token_urlsafe(50))' makes one"
+    )
+
+
+_STRONG_KEY = (
+    f"at least {SECRET_KEY_MIN_LENGTH} characters with at least "
+    f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} different ones"
+)
+
+
+def _secret_key_weakness(key: str) -> str | None:
+    if key.startswith(SECRET_KEY_INSECURE_PREFIX):
+        return "Django's start-project key (django-insecure-…)"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"{len(key)} characters"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return f"{len(set(key))} different characters"
+    return None
+
+
+def secret_key_fallbacks_problem(
+    fallbacks: Sequence[str], *, secret_key: str | None, strong: bool
+) -> str | None:
+    """What is wrong with the keys SECRET_KEY had before (SECRET_KEY_FALLBACKS), each
+    named by its position, never shown: weak by SECRET_KEY's rule when `strong` (DEBUG
+    off), or SECRET_KEY itself (None when SECRET_KEY is not to be compared)."""
+    faults = []
+    for position, key in enumerate(fallbacks, start=1):
+        if secret_key is not None and key == secret_key:
+            faults.append(f"entry {position}: SECRET_KEY itself")
+        elif strong and (weakness := _secret_key_weakness(key)):
+            faults.append(f"entry {position}: {weakness}")
+    if not faults:
+        return None
+    return (
+        "SECRET_KEY_FALLBACKS must list the keys SECRET_KEY had before, each "
+        f"{_STRONG_KEY} when DEBUG is off, got {'; '.join(faults)}"
     )
 
 

@@ -5,14 +5,16 @@ key row is kept in Django's cache for API_KEY_CACHE_SECONDS, so a busy client co
 query per request. Saving or deleting a key (revoking it in the admin, say) drops it from
 the cache: at once everywhere with the shared cache (REDIS_URL), and with the default
 per-process cache at once in the process that did it and within API_KEY_CACHE_SECONDS in
-the others. 0 turns the cache off.
+the others. 0 turns the cache off. api_keys_revoke() revokes keys that way from the
+command line (`manage.py revoke_api_key`).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from rest_framework import exceptions
@@ -102,3 +104,63 @@ def _usable_key(prefix: str) -> ApiKey | None:
 @receiver(post_delete, sender=ApiKey)
 def _forget_key(sender: type, instance: ApiKey, **kwargs: object) -> None:
     cache.delete(_cache_key(instance.prefix))
+
+
+# --- Revoking keys (manage.py revoke_api_key) ---------------------------------------------
+
+
+class ApiKeyNotFound(Exception):
+    """No key has the prefix or the name looked for (`looked_for`, never a whole key)."""
+
+    def __init__(self, looked_for: str) -> None:
+        super().__init__(looked_for)
+        self.looked_for = looked_for
+
+
+class ApiKeyAmbiguous(Exception):
+    """More than one usable key matches: the caller must say it means them all."""
+
+    def __init__(self, looked_for: str, keys: list[ApiKey]) -> None:
+        super().__init__(looked_for, keys)
+        self.looked_for = looked_for
+        self.keys = keys
+
+
+@dataclass(frozen=True)
+class KeyRevocation:
+    revoked: list[ApiKey] = field(default_factory=list)
+    revoked_before: list[ApiKey] = field(default_factory=list)
+
+
+def api_keys_revoke(*, prefix_or_name: str, every: bool = False) -> KeyRevocation:
+    """Revoke the key with this prefix, or the keys with exactly this name, as the admin
+    does: each is saved, which drops it from the key cache (_forget_key), so the API
+    refuses it at once here and within API_KEY_CACHE_SECONDS in the other processes. A
+    whole key stands for its prefix. Keys revoked before are told apart and left as they
+    are. ApiKeyNotFound when no key matches; ApiKeyAmbiguous when more than one key not
+    yet revoked matches and not `every`."""
+    prefix = key_prefix_of(prefix_or_name)
+    # A whole key is a secret: it is looked for, and named back, by its prefix alone.
+    name = prefix if _KEY_SHAPE.match(prefix_or_name) else prefix_or_name
+    matches = list(
+        ApiKey.objects.filter(Q(prefix=prefix) | Q(name=name)).order_by("created", "prefix")
+    )
+    if not matches:
+        raise ApiKeyNotFound(name)
+    revoked_before = [api_key for api_key in matches if api_key.revoked]
+    usable = [api_key for api_key in matches if not api_key.revoked]
+    if len(usable) > 1 and not every:
+        raise ApiKeyAmbiguous(name, usable)
+    for api_key in usable:
+        api_key.revoked = True
+        # Saved as the admin saves it: post_save drops it from the key cache.
+        api_key.save(update_fields=["revoked"])
+    return KeyRevocation(revoked=usable, revoked_before=revoked_before)
+
+
+def key_prefix_of(text: str) -> str:
+    """The prefix `text` names: itself, or the part of a whole key before its dot, or the
+    prefix as `create_api_key` prints it ("AbCd1234…")."""
+    if _KEY_SHAPE.match(text):
+        return text.partition(".")[0]
+    return text.removesuffix("…").removesuffix("...")
