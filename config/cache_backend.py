@@ -13,7 +13,6 @@ Chosen in CACHES by BACKEND, with the URL's own kind of connection (redis://, re
 unix://). Per process, as the connections are.
 """
 
-import time
 from typing import Any
 
 from django.core.cache.backends import redis as django_redis
@@ -21,18 +20,20 @@ from redis.connection import Connection, SSLConnection, UnixDomainSocketConnecti
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from config.quiet_window import is_quiet, quiet_until
+
 CACHE_QUIET_SECONDS = 5.0
-# time.monotonic() until which this process does not try the cache.
+# time.monotonic() until which this process does not try the cache (config/quiet_window.py).
 _quiet_until = 0.0
 
 
 def _timed_out() -> None:
     global _quiet_until
-    _quiet_until = time.monotonic() + CACHE_QUIET_SECONDS
+    _quiet_until = quiet_until(CACHE_QUIET_SECONDS)
 
 
 def _refused_while_quiet() -> None:
-    if time.monotonic() < _quiet_until:
+    if is_quiet(_quiet_until):
         raise RedisConnectionError(
             f"the cache timed out less than {CACHE_QUIET_SECONDS:g} s ago: not tried"
         )
