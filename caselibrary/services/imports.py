@@ -288,10 +288,16 @@ def _upsert(item: _Keyed, *, created_by: str) -> tuple[str, str]:
             if case is None:
                 case = _create(record, wanted, created_by=created_by)
                 result = "created"
+            elif source is not None and source.content_hash == item.content_hash:
+                # The file (or row) as it was last imported: the case is left as curators
+                # made it since, so that a scheduled sync undoes none of their work.
+                result = "unchanged"
             else:
                 changes = {k: v for k, v in wanted.items() if _differs(getattr(case, k), v)}
                 if record.session_id is None:
                     changes.pop("diagnosis_id", None)  # a row without one keeps the case's
+                if record.fault_category is None:
+                    changes.pop("fault_category", None)  # nor one without a category
                 if changes:
                     case_update(case=case, updated_by=created_by, **changes)
                 result = "updated" if changes else "unchanged"
