@@ -81,6 +81,8 @@ def cases_flag_duplicates(
                 other = pid.rpartition(":")[0]
                 if other != case_id:
                     best[other][n] = max(best[other][n], cosine)
+        if case_id not in created:
+            continue  # deleted since it was indexed (its neighbours are read all the same)
         similar = {other: sum(scores) / len(own) for other, scores in best.items()}
         similar = {other: s for other, s in similar.items() if s >= threshold}
         older = (
