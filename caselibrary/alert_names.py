@@ -11,18 +11,22 @@ codes alongside the other families. A word is an alert name when it is either
    spelling; or
 2. a CamelCase word written as an alert rule is written: it starts with a capital, has at
    least two words (`High` + `CPU` + `Usage`), and either starts with `High`, `Low`, `Too`
-   or `Excessive`, or ends with an alert word (`Down`, `Failed`, `FillingUp`, `Lag`,
-   `Errors`, `ErrorRate`, `Latency`, `Restarting`, `Usage`, `Utilization`, `Unavailable`,
-   `Expiring`, `Mismatch`, `Saturation`, `Throttling`, `High`, `Low`, `Full`...), or has
-   `Not` or `OutOf` after its first word (`KafkaBrokerNotReady`, `HostOutOfMemory`).
-   Kept as written.
+   or `Excessive`, or has `High` or `Low` after its first word and before its last
+   (`NginxHigh5xxRate`, `GatewayHigh502Rate`), or ends with an alert word (`Down`,
+   `Failed`, `FillingUp`, `Lag`, `Errors`, `ErrorRate`, `Latency`, `Restarting`, `Usage`,
+   `Utilization`, `Unavailable`, `Expiring`, `Mismatch`, `Saturation`, `Throttling`,
+   `High`, `Low`, `Full`...), or has `Not` or `OutOf` after its first word
+   (`KafkaBrokerNotReady`, `HostOutOfMemory`). Kept as written. A word that only ends in
+   `Rate` or `Ratio` is not one: `SampleRate`, `FrameRate`, `AspectRatio`, `CacheHitRatio`
+   name settings and metrics far more often.
 
 Never an alert name: a word inside a longer word or identifier (`xHighCPUUsage`,
 `HighCPUUsage_total`), ordinary prose (`high CPU usage`, `Download`, `shutdown`: no
 CamelCase), a few CamelCase words that say something else (`HighAvailability`,
-`CountDown`), the Kubernetes reasons and Java exceptions that `error_codes` already reports
-in their own family (`NodeNotReady`, `OutOfMemoryError`), and the always-firing
-housekeeping alerts that are not incidents (`Watchdog`, `InfoInhibitor`).
+`CountDown`, `RedisHighAvailability`, `NetworkLowLatency`), the Kubernetes reasons and
+Java exceptions that `error_codes` already reports in their own family (`NodeNotReady`,
+`OutOfMemoryError`), and the always-firing housekeeping alerts that are not incidents
+(`Watchdog`, `InfoInhibitor`).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ ALERT_NAMES = (
     "KubeContainerWaiting",
     "KubeJobNotCompleted",
     "KubeJobFailed",
+    "KubeJobCompletion",  # KubeJobNotCompleted before kubernetes-mixin renamed it
     "KubeHpaReplicasMismatch",
     "KubeHpaMaxedOut",
     # kubernetes-mixin: resources and storage
@@ -72,6 +77,8 @@ ALERT_NAMES = (
     "KubeAPITerminatedRequests",
     "KubeNodeNotReady",
     "KubeNodeUnreachable",
+    "KubeNodeEviction",
+    "KubeNodePressure",
     "KubeletTooManyPods",
     "KubeNodeReadinessFlapping",
     "KubeletPlegDurationHigh",
@@ -87,6 +94,8 @@ ALERT_NAMES = (
     "KubeClientCertificateExpiration",
     "KubeStateMetricsListErrors",
     "KubeStateMetricsWatchErrors",
+    "KubeStateMetricsShardingMismatch",
+    "KubeStateMetricsShardsMissing",
     # node-exporter mixin
     "NodeFilesystemSpaceFillingUp",
     "NodeFilesystemAlmostOutOfSpace",
@@ -107,6 +116,7 @@ ALERT_NAMES = (
     "NodeMemoryHighUtilization",
     "NodeDiskIOSaturation",
     "NodeSystemdServiceFailed",
+    "NodeSystemdServiceCrashlooping",
     "NodeBondingDegraded",
     "NodeNetworkInterfaceFlapping",
     # Prometheus and Alertmanager mixins, general rules
@@ -114,6 +124,7 @@ ALERT_NAMES = (
     "PrometheusBadConfig",
     "PrometheusNotificationQueueRunningFull",
     "PrometheusErrorSendingAlertsToSomeAlertmanagers",
+    "PrometheusErrorSendingAlertsToAnyAlertmanager",
     "PrometheusNotConnectedToAlertmanagers",
     "PrometheusTSDBReloadsFailing",
     "PrometheusTSDBCompactionsFailing",
@@ -122,10 +133,15 @@ ALERT_NAMES = (
     "PrometheusOutOfOrderTimestamps",
     "PrometheusRemoteStorageFailures",
     "PrometheusRemoteWriteBehind",
+    "PrometheusRemoteWriteDesiredShards",
     "PrometheusRuleFailures",
     "PrometheusMissingRuleEvaluations",
     "PrometheusTargetLimitHit",
     "PrometheusLabelLimitHit",
+    "PrometheusScrapeBodySizeLimitHit",
+    "PrometheusScrapeSampleLimitHit",
+    "PrometheusSDRefreshFailure",
+    "PrometheusKubernetesListWatchFailures",
     "PrometheusTargetSyncFailure",
     "PrometheusHighQueryLoad",
     "AlertmanagerFailedReload",
@@ -135,6 +151,16 @@ ALERT_NAMES = (
     "AlertmanagerConfigInconsistent",
     "AlertmanagerClusterDown",
     "AlertmanagerClusterCrashlooping",
+    "ConfigReloaderSidecarErrors",
+    # prometheus-operator mixin
+    "PrometheusOperatorListErrors",
+    "PrometheusOperatorWatchErrors",
+    "PrometheusOperatorSyncFailed",
+    "PrometheusOperatorReconcileErrors",
+    "PrometheusOperatorStatusUpdateErrors",
+    "PrometheusOperatorNodeLookupErrors",
+    "PrometheusOperatorNotReady",
+    "PrometheusOperatorRejectedResources",
     # etcd mixin (lower-case first word, as etcd writes them)
     "etcdMembersDown",
     "etcdInsufficientMembers",
@@ -147,7 +173,9 @@ ALERT_NAMES = (
     "etcdHighFsyncDurations",
     "etcdHighCommitDurations",
     "etcdDatabaseQuotaLowSpace",
+    "etcdBackendQuotaLowSpace",  # etcdDatabaseQuotaLowSpace before etcd renamed it
     "etcdExcessiveDatabaseGrowth",
+    "etcdDatabaseHighFragmentationRatio",
     # Common hand-written rules (awesome-prometheus-alerts and the exporters' examples)
     "HostOutOfMemory",
     "HostMemoryUnderMemoryPressure",
@@ -266,6 +294,8 @@ _SUFFIXES = frozenset(
         "Slow",
     }
 )
+# A qualifier after the first word and before the last: "NginxHigh5xxRate".
+_INNER_QUALIFIERS = frozenset({"High", "Low"})
 # Two-word endings: "...FillingUp", "...ErrorRate".
 _PAIR_SUFFIXES = frozenset({("Filling", "Up"), ("Error", "Rate")})
 # CamelCase words that fit the shape but name something other than an alert.
@@ -291,6 +321,14 @@ _NOT_ALERTS = frozenset(
         "cooldown",
         "lockdown",
         "memoryusage",
+        "highpriority",
+        "lowpriority",
+        "highprecision",
+        "lowpower",
+        "highwater",
+        "highwatermark",
+        "lowwater",
+        "lowwatermark",
         # A Kubernetes reason: error_codes reports it in that family.
         "nodenotready",
     }
@@ -312,10 +350,18 @@ def _has_alert_shape(word: str) -> bool:
     parts = _PARTS.findall(word)
     if len(parts) < 2:
         return False
+    if parts[-2] in _INNER_QUALIFIERS and (parts[-2] + parts[-1]).casefold() in _NOT_ALERTS:
+        return False  # a feature, not a fault: "RedisHighAvailability", "NetworkLowLatency"
     if parts[0] in _PREFIXES or parts[-1] in _SUFFIXES or tuple(parts[-2:]) in _PAIR_SUFFIXES:
         return True
     inner = parts[1:]
-    return "Not" in inner[:-1] or ("Out", "Of") in itertools.pairwise(inner)
+    pairs = list(itertools.pairwise(inner))
+    if any(
+        first in _INNER_QUALIFIERS and (first + second).casefold() not in _NOT_ALERTS
+        for first, second in pairs
+    ):
+        return True
+    return "Not" in inner[:-1] or ("Out", "Of") in pairs
 
 
 def _java_like(word: str) -> bool:

@@ -6,13 +6,18 @@ Pure Python (no Django): the import command, the admin's upload page and the tes
   runbook without one is refused with a `RunbookError` naming the file and the line.
 - Sections are mapped to the case's fields by their heading, in Chinese and English, however
   they are cased, numbered (`1.`, `一、`, `(2)`) or ended (`:`/`：`), at any level:
-  现象 / 告警描述 / 症状 / symptoms / description -> description; 根因 / 可能原因 / 原因分析 /
-  root cause / cause -> root cause; 处理步骤 / 排查步骤 / 解决方案 / 解决 / 处置 / solution /
-  resolution / remediation / steps -> solution. Several sections of one field are joined in
-  order. Text between the title and the first section belongs to the description.
-- Any other section is kept, by name, in `extra_sections`; `sections` holds every section in
-  the order of the file (a search engine indexes each one as a passage). A sub-heading that
-  maps to nothing stays inside its parent section's text.
+  现象 / 告警描述 / 问题描述 / 症状 / symptoms / description / meaning / steps to reproduce ->
+  description; 根因 / 根本原因 / 故障原因 / 可能原因 / 原因分析 / root cause / cause /
+  possible causes -> root cause; 处理步骤 / 排查步骤 / 解决方案 / 解决 / 处置 / 应急预案 /
+  恢复步骤 / solution / resolution / remediation / mitigation / workaround / diagnosis /
+  steps -> solution. A heading that starts with a keyword maps as the keyword does, the
+  longest keyword winning. Several sections of one field are joined in order. Text between
+  the title and the first section belongs to the description.
+- Any other section (Impact, Verification, Rollback...) is kept, by name, in
+  `extra_sections`; `sections` holds every section in the order of the file (a search
+  engine indexes each one as a passage). A sub-heading that maps to nothing stays inside
+  its parent section's text. `case_texts` gives the case's root cause and solution, every
+  section kept; `case_error_code` its one code.
 - Headings inside fenced code blocks (a shell comment `# restart the pod`) are text.
 - Error codes and alert names come from `caselibrary.error_codes.find_error_codes`;
   `content_hash` is the SHA-256 of the normalised text (line ends, trailing spaces, a
@@ -30,15 +35,46 @@ from pathlib import Path
 from caselibrary.alert_names import find_alert_names
 from caselibrary.error_codes import find_error_codes
 
-__all__ = ["Runbook", "RunbookError", "field_for_heading", "parse_runbook", "read_runbook"]
+__all__ = [
+    "Runbook",
+    "RunbookError",
+    "case_error_code",
+    "case_texts",
+    "field_for_heading",
+    "parse_runbook",
+    "read_runbook",
+]
 
 # The case model's limits (caselibrary.models.CaseLibrary).
 TITLE_MAX_LENGTH = 255
 ERROR_CODE_MAX_LENGTH = 64
 
 FIELD_HEADINGS = {
-    "description": ("现象", "告警描述", "症状", "故障现象", "symptoms", "symptom", "description"),
-    "root_cause": ("根因", "可能原因", "原因分析", "原因", "root cause", "cause", "causes"),
+    "description": (
+        "现象",
+        "告警描述",
+        "问题描述",
+        "症状",
+        "故障现象",
+        "symptoms",
+        "symptom",
+        "description",
+        "meaning",
+        "steps to reproduce",
+    ),
+    "root_cause": (
+        "根因",
+        "根本原因",
+        "故障原因",
+        "可能原因",
+        "原因分析",
+        "原因",
+        "root cause",
+        "cause",
+        "causes",
+        "possible causes",
+        "possible cause",
+    ),
     "solution": (
         "处理步骤",
         "排查步骤",
@@ -47,16 +83,26 @@ FIELD_HEADINGS = {
         "处置",
         "处理",
         "应急处理",
+        "应急预案",
+        "恢复步骤",
         "修复",
         "solution",
         "resolution",
         "remediation",
         "mitigation",
+        "workaround",
+        "diagnosis",
         "troubleshooting",
         "fix",
         "steps",
     ),
 }
+# Longest first, so that a longer heading wins over a keyword it starts with
+# ("steps to reproduce" over "steps").
+_KEYWORDS = sorted(
+    ((keyword, name) for name, keywords in FIELD_HEADINGS.items() for keyword in keywords),
+    key=lambda pair: -len(pair[0]),
+)
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$|^\s{0,3}(#{1,6})[ \t]*$")
@@ -108,6 +154,46 @@ class Runbook:
         return None
 
 
+# The version of the reading of a runbook into a case (case_texts, case_error_code). A
+# runbook imported under another reading is read again at its next import, changed or
+# not (2: every section kept, prometheus-operator's headings, the code from the symptoms).
+CASE_READING = 2
+
+
+def case_source_hash(runbook: Runbook) -> str:
+    """What an import keeps of a runbook to tell whether it changed since: its content
+    under this reading."""
+    return hashlib.sha256(f"{CASE_READING}:{runbook.content_hash}".encode()).hexdigest()
+
+
+def case_texts(runbook: Runbook) -> tuple[str, str]:
+    """The case's root cause and solution, as the import writes them and the search-quality
+    evaluation reads them: the description then the root cause; the solution, then every
+    other section with a text, in the order of the file, as `## heading` and its text.
+    Either may be empty (the import refuses a runbook without both)."""
+    root_cause = "\n\n".join(part for part in (runbook.description, runbook.root_cause) if part)
+    others = [f"## {heading}\n\n{body}" for heading, body in runbook.extra_sections if body]
+    solution = "\n\n".join(part for part in (runbook.solution, *others) if part)
+    return root_cause, solution
+
+
+def case_error_code(runbook: Runbook) -> str | None:
+    """The case's one code. An alert name when the runbook is about one: the title's, else
+    the first its description names (what fires), since the alert is what on-call sees and
+    asks about first; an alert only named further on (a link, a see-also) is another
+    runbook's. Else the runbook's error code (the title's first, else the text's first)."""
+    for text in (runbook.title, runbook.description):
+        alerts = [name for name in find_alert_names(text) if len(name) <= ERROR_CODE_MAX_LENGTH]
+        if alerts:
+            return alerts[0]
+    alert_names = set(runbook.alert_names)
+    title_codes = [code for code in find_error_codes(runbook.title) if code in runbook.error_codes]
+    for code in [*title_codes, *runbook.error_codes]:
+        if code not in alert_names and len(code) <= ERROR_CODE_MAX_LENGTH:
+            return code
+    return None
+
+
 def normalise_text(text: str) -> str:
     """The text whose hash is the runbook's content hash."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
@@ -122,13 +208,12 @@ def field_for_heading(heading: str) -> str | None:
         part = part.strip().rstrip(":：").strip()
         if not part:
             continue
-        for name, keywords in FIELD_HEADINGS.items():
-            for keyword in keywords:
-                if part == keyword or (
-                    part.startswith(keyword)
-                    and (not keyword.isascii() or not part[len(keyword)].isalpha())
-                ):
-                    return name
+        for keyword, name in _KEYWORDS:
+            if part == keyword or (
+                part.startswith(keyword)
+                and (not keyword.isascii() or not part[len(keyword)].isalpha())
+            ):
+                return name
     return None
 
 

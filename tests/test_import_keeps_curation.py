@@ -75,3 +75,22 @@ def test_a_changed_runbook_writes_its_texts_and_keeps_the_curators_category(runb
     case.refresh_from_db()
     assert "Roll back the release." in case.solution
     assert case.fault_category == "NETWORK"
+
+
+def test_a_runbook_imported_under_an_earlier_reading_is_read_again_once(runbook) -> None:
+    from caselibrary.models import CaseImportSource
+    from caselibrary.runbooks import parse_runbook
+
+    # As an earlier release left it: the Impact section dropped, the plain content hash.
+    runbook.write_text(RUNBOOK + "\n## Impact\n\nPayments fail while the target is down.\n")
+    CaseImportSource.objects.update(
+        content_hash=parse_runbook(runbook.read_text("utf-8"), source="x").content_hash
+    )
+
+    first, second = run(runbook.parent), run(runbook.parent)
+
+    assert "0 cases were created, 1 updated" in first
+    assert (
+        "## Impact\n\nPayments fail while the target is down." in CaseLibrary.objects.get().solution
+    )
+    assert "0 cases were created, 0 updated, 1 unchanged" in second

@@ -46,7 +46,14 @@ from caselibrary.models import (
     FaultCategory,
     SourceType,
 )
-from caselibrary.runbooks import ERROR_CODE_MAX_LENGTH, Runbook, RunbookError, parse_runbook
+from caselibrary.runbooks import (
+    Runbook,
+    RunbookError,
+    case_error_code,
+    case_source_hash,
+    case_texts,
+    parse_runbook,
+)
 from caselibrary.services.cases import case_update
 from caselibrary.services.import_merges import MergeClaim, case_merges_claimed
 from caselibrary.services.index import case_index_request, case_index_requests_deferred
@@ -230,18 +237,16 @@ def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[_Keyed],
 
 
 def _runbook(text: str, source: str, categories: set[str]) -> _Keyed:
-    """A Markdown runbook as one case (caselibrary/runbooks.py reads it), checked as a
-    row is. The case has no field of its own for the symptoms: they open the root cause,
-    where the alert names they quote are searched too."""
+    """A Markdown runbook as one case (caselibrary/runbooks.py reads it and says which text
+    goes where: every section is kept), checked as a row is. The case has no field of its
+    own for the symptoms: they open the root cause, where the alert names they quote are
+    searched too."""
     try:
         runbook = parse_runbook(text, source=source)
     except RunbookError as exc:
         # runbooks.py has no Django: its message is the catalogue's English, told here.
         raise CaseFileError(source, exc.line, _(exc.message)) from None
-    root_cause = "\n\n".join(part for part in (runbook.description, runbook.root_cause) if part)
-    solution = runbook.solution or "\n\n".join(
-        f"{heading}\n\n{body}" for heading, body in runbook.extra_sections if body
-    )
+    root_cause, solution = case_texts(runbook)
     missing = []
     if not root_cause.strip():
         missing.append(_("no symptoms or root-cause section (现象 / 根因 / root cause)"))
@@ -256,16 +261,13 @@ def _runbook(text: str, source: str, categories: set[str]) -> _Keyed:
         "errorCode": _runbook_code(runbook),
     }
     record = case_record(case, source, 1, categories=categories)
-    return _Keyed(record, source, runbook.content_hash, by_path=True)
+    return _Keyed(record, source, case_source_hash(runbook), by_path=True)
 
 
 def _runbook_code(runbook: Runbook) -> str | None:
-    """The case's one code: an alert name when the runbook quotes one (the title's, else
-    the first), since the alert is what on-call sees and asks about first; else the
-    runbook's error code."""
-    alerts = [name for name in runbook.alert_names if len(name) <= ERROR_CODE_MAX_LENGTH]
-    in_title = [name for name in alerts if name in runbook.title]
-    return (in_title or alerts or [runbook.error_code])[0]
+    """The case's one code: the alert the runbook is about (its title's, else its
+    description's), else its error code (caselibrary.runbooks.case_error_code)."""
+    return case_error_code(runbook)
 
 
 def _upsert(item: _Keyed, *, created_by: str) -> tuple[str, str]:

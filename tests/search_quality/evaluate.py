@@ -50,23 +50,21 @@ def load_runbook_cases(directory: Path = RUNBOOKS) -> list[dict]:
     solution and every other section (as Markdown sections) as the solution."""
     if not directory.is_dir():
         return []
-    from caselibrary.runbooks import read_runbook
+    from caselibrary.runbooks import case_error_code, case_texts, read_runbook
 
     cases = []
     for path in sorted(directory.glob("*.md")):
         book = read_runbook(path, source=path.name)
-        cause = "\n\n".join(part for part in (book.description, book.root_cause) if part)
-        extra = "\n\n".join(f"## {heading}\n\n{body}" for heading, body in book.extra_sections)
+        # The texts the import writes (caselibrary.runbooks.case_texts).
+        cause, solution = case_texts(book)
         cases.append(
             {
                 "key": path.stem,
                 "title": book.title,
-                "error_code": book.error_code,
+                "error_code": case_error_code(book),
                 "fault_category": "GENERAL",
                 "root_cause": cause or book.title,
-                "solution": "\n\n".join(part for part in (book.solution, extra) if part)
-                or cause
-                or book.title,
+                "solution": solution or cause or book.title,
             }
         )
     return cases
