@@ -80,6 +80,15 @@ def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
+def degraded_searches_unlogged(monkeypatch):  # type: ignore[no-untyped-def]
+    """Each test's process has logged no degraded search yet (one line a minute)."""
+    from caselibrary.services import search
+    from config.failure_log import RepeatedFailures
+
+    monkeypatch.setattr(search, "_degraded", RepeatedFailures())
+
+
+@pytest.fixture(autouse=True)
 def case_vectors_forgotten():  # type: ignore[no-untyped-def]
     """Each test's serving process starts with no case vectors in memory: it loads them
     from its own (rolled back) database at its first search."""

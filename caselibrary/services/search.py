@@ -16,6 +16,7 @@ from caselibrary.search_engine import L0, L1
 from caselibrary.search_text import text_key, vocabulary_size
 from caselibrary.selectors import CasesFound, cases_find
 from config import metrics
+from config.failure_log import RepeatedFailures
 from diagnosis.models import DiagnosisSession, InvocationStatus, SessionStatus, ToolKind
 from diagnosis.services import SessionFinished, SessionNotFound, invocations_record
 
@@ -26,6 +27,11 @@ MAX_QUERY_LENGTH = 4000
 DEFAULT_SEARCH_LIMIT = 5
 MAX_SEARCH_LIMIT = 50
 WARM_UP_QUERY = "warm-up"
+# While the index (or the model) is out, every search answers degraded: a process logs
+# one line a minute, saying how many it did not log (config/failure_log.py), and one
+# when its searches answer whole again.
+DEGRADED_LOG_SECONDS = 60.0
+_degraded = RepeatedFailures()
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,7 @@ def case_search(
     started = time.monotonic()
     found = cases_find(query=query, error_code=error_code, limit=limit, explain=explain)
     duration_ms = round((time.monotonic() - started) * 1000)
-    if found.degraded:
-        logger.warning("case search degraded: %s", found.degraded_by)
+    _log_degraded(found)
     metrics.case_search(found.match_level, degraded=found.degraded, embed_ms=found.embed_ms)
     if session_id is None:
         return SearchOutcome(found=found)
@@ -71,6 +76,28 @@ def case_search(
         found=found,
         duration_ms=duration_ms,
     )
+
+
+def _log_degraded(found: CasesFound) -> None:
+    if not found.degraded:
+        for _what, more in _degraded.over().items():
+            logger.warning(
+                "case search answers with its index again (%d more degraded searches "
+                "since the last line)",
+                more,
+            )
+        return
+    more = _degraded.failed("search", every=DEGRADED_LOG_SECONDS)
+    if more is None:
+        return
+    if more:
+        logger.warning(
+            "case search degraded: %s (%d more degraded searches since the last line)",
+            found.degraded_by,
+            more,
+        )
+    else:
+        logger.warning("case search degraded: %s", found.degraded_by)
 
 
 def search_warm() -> float:
