@@ -94,3 +94,28 @@ def test_a_runbook_imported_under_an_earlier_reading_is_read_again_once(runbook)
         "## Impact\n\nPayments fail while the target is down." in CaseLibrary.objects.get().solution
     )
     assert "0 cases were created, 0 updated, 1 unchanged" in second
+
+
+def test_a_runbook_the_command_imported_uploaded_in_the_admin_is_the_same_case(
+    runbook, admin_client
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    admin_client.post(
+        "/admin/caselibrary/caselibrary/import/",
+        {"file": SimpleUploadedFile("TargetDown.md", runbook.read_bytes())},
+        follow=True,
+    )
+    changed = RUNBOOK.replace("Roll back the deploy.", "Roll back the release.")
+    admin_client.post(
+        "/admin/caselibrary/caselibrary/import/",
+        {"file": SimpleUploadedFile("TargetDown.md", changed.encode())},
+        follow=True,
+    )
+
+    case = CaseLibrary.objects.get()
+    assert "Roll back the release." in case.solution
+    # Still known by its path: the command's next import finds it there.
+    assert case.import_source.source_path.endswith("runbooks/TargetDown.md")
+    assert "0 cases were created, 1 updated" in run(runbook.parent)
+    assert CaseLibrary.objects.count() == 1

@@ -41,7 +41,6 @@ from caselibrary.case_files import (
 from caselibrary.error_codes import normalise_error_code
 from caselibrary.models import (
     GENERAL_CATEGORY,
-    CaseImportSource,
     CaseLibrary,
     FaultCategory,
     SourceType,
@@ -56,6 +55,7 @@ from caselibrary.runbooks import (
 )
 from caselibrary.services.cases import case_update
 from caselibrary.services.import_merges import MergeClaim, case_merges_claimed
+from caselibrary.services.import_sources import Keyed, source_found, source_remember
 from caselibrary.services.index import case_index_request, case_index_requests_deferred
 from config import metrics
 
@@ -92,24 +92,6 @@ class ImportOutcome:
     @property
     def failed(self) -> list[FileOutcome]:
         return [f for f in self.files if f.problems]
-
-
-@dataclass(frozen=True)
-class _Keyed:
-    """A record and what identifies its source between imports."""
-
-    record: CaseRecord
-    source_path: str
-    content_hash: str
-    by_path: bool  # a runbook: one case per path, whatever its content
-    # The key an earlier release gave the same file (the name it is shown by): read when
-    # source_path finds nothing.
-    legacy_path: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The file as messages name it: its name, or its path within the folder."""
-        return self.legacy_path or self.source_path
 
 
 @dataclass(frozen=True)
@@ -220,7 +202,7 @@ def cases_import_file(
     return outcome
 
 
-def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[_Keyed], CaseFileProblems]:
+def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[Keyed], CaseFileProblems]:
     """The file's good records and its bad rows' problems (a category not in
     `categories` among them); CaseFileError when the file as a whole cannot be read."""
     suffix = Path(source).suffix.lower()
@@ -233,10 +215,10 @@ def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[_Keyed],
         return [_runbook(text, source, categories)], CaseFileProblems(source)
     else:
         raise CaseFileError(source, None, _("not a case file (.jsonl, .csv or .md)"))
-    return [_Keyed(r, source, r.content_hash, by_path=False) for r in records], problems
+    return [Keyed(r, source, r.content_hash, by_path=False) for r in records], problems
 
 
-def _runbook(text: str, source: str, categories: set[str]) -> _Keyed:
+def _runbook(text: str, source: str, categories: set[str]) -> Keyed:
     """A Markdown runbook as one case (caselibrary/runbooks.py reads it and says which text
     goes where: every section is kept), checked as a row is. The case has no field of its
     own for the symptoms: they open the root cause, where the alert names they quote are
@@ -261,7 +243,7 @@ def _runbook(text: str, source: str, categories: set[str]) -> _Keyed:
         "errorCode": _runbook_code(runbook),
     }
     record = case_record(case, source, 1, categories=categories)
-    return _Keyed(record, source, case_source_hash(runbook), by_path=True)
+    return Keyed(record, source, case_source_hash(runbook), by_path=True)
 
 
 def _runbook_code(runbook: Runbook) -> str | None:
@@ -270,7 +252,7 @@ def _runbook_code(runbook: Runbook) -> str | None:
     return case_error_code(runbook)
 
 
-def _upsert(item: _Keyed, *, created_by: str) -> tuple[str, str]:
+def _upsert(item: Keyed, *, created_by: str) -> tuple[str, str]:
     """Create, update or leave the record's case (its category in the taxonomy, checked
     when read); returns which it did, and the case's id."""
     record = item.record
@@ -286,7 +268,7 @@ def _upsert(item: _Keyed, *, created_by: str) -> tuple[str, str]:
         # A savepoint per row: a row the database refuses is undone alone, and the rows
         # after it are still written, so that each is checked as the import would write it.
         with transaction.atomic():
-            case, source = _existing(item)
+            case, source = source_found(item)
             if case is None:
                 case = _create(record, wanted, created_by=created_by)
                 result = "created"
@@ -304,7 +286,7 @@ def _upsert(item: _Keyed, *, created_by: str) -> tuple[str, str]:
                     case_update(case=case, updated_by=created_by, **changes)
                 result = "updated" if changes else "unchanged"
             if record.case_id is None:
-                _remember(case, item, source)
+                source_remember(case, item, source)
     except ValidationError as exc:
         raise CaseFileError(item.name, record.line, join_problems(exc.messages)) from None
     except IntegrityError:
@@ -321,30 +303,6 @@ def _differs(stored: object, read: object) -> bool:
     if isinstance(stored, str) and isinstance(read, str):
         return stored.strip() != read.strip()
     return stored != read
-
-
-def _existing(item: _Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
-    if item.record.case_id is not None:
-        return CaseLibrary.objects.filter(case_id=item.record.case_id).first(), None
-    paths = list(dict.fromkeys(p for p in (item.source_path, item.legacy_path) if p))
-    sources = CaseImportSource.objects.select_related("case").filter(source_path__in=paths)
-    if not item.by_path:
-        sources = sources.filter(content_hash=item.content_hash)
-    for source in sorted(sources, key=lambda s: paths.index(s.source_path)):
-        if item.by_path and not _same_runbook(source, item):
-            continue
-        return source.case, source
-    return None, None
-
-
-def _same_runbook(source: CaseImportSource, item: _Keyed) -> bool:
-    """Whether a runbook known by a bare file name (an upload to the admin, or an earlier
-    release's single-file import) is the one being imported: the same content or the same
-    title. Two runbooks both named README.md are two cases, not one overwriting the
-    other. A path with its folders is trusted as it is."""
-    if "/" in source.source_path:
-        return True
-    return source.content_hash == item.content_hash or source.case.title == item.record.title
 
 
 def _create(record: CaseRecord, wanted: dict, *, created_by: str) -> CaseLibrary:
@@ -364,17 +322,6 @@ def _create(record: CaseRecord, wanted: dict, *, created_by: str) -> CaseLibrary
     case_index_request()
     transaction.on_commit(partial(metrics.case_created, case.source_type), robust=True)
     return case
-
-
-def _remember(case: CaseLibrary, item: _Keyed, source: CaseImportSource | None) -> None:
-    if source is None:
-        CaseImportSource.objects.create(
-            case=case, source_path=item.source_path, content_hash=item.content_hash
-        )
-    elif (source.content_hash, source.source_path) != (item.content_hash, item.source_path):
-        # Found by its earlier key, it is known by the current one from now on.
-        source.content_hash, source.source_path = item.content_hash, item.source_path
-        source.save(update_fields=["content_hash", "source_path", "imported_at"])
 
 
 def outcome_lines(outcome: ImportOutcome) -> Iterable[str]:

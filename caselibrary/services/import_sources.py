@@ -1,0 +1,85 @@
+"""Which case an imported file or row is: the sources the import keeps
+(CaseImportSource), so that importing the same source again updates its case instead
+of adding a second one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from caselibrary.case_files import CaseRecord
+from caselibrary.models import CaseImportSource, CaseLibrary
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """A record and what identifies its source between imports."""
+
+    record: CaseRecord
+    source_path: str
+    content_hash: str
+    by_path: bool  # a runbook: one case per path, whatever its content
+    # The key an earlier release gave the same file (the name it is shown by): read when
+    # source_path finds nothing.
+    legacy_path: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The file as messages name it: its name, or its path within the folder."""
+        return self.legacy_path or self.source_path
+
+
+def source_found(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
+    if item.record.case_id is not None:
+        return CaseLibrary.objects.filter(case_id=item.record.case_id).first(), None
+    paths = list(dict.fromkeys(p for p in (item.source_path, item.legacy_path) if p))
+    sources = CaseImportSource.objects.select_related("case").filter(source_path__in=paths)
+    if not item.by_path:
+        sources = sources.filter(content_hash=item.content_hash)
+    for source in sorted(sources, key=lambda s: paths.index(s.source_path)):
+        if item.by_path and not _same_runbook(source, item):
+            continue
+        return source.case, source
+    if "/" not in item.source_path:
+        return _imported_by_path(item)
+    return None, None
+
+
+def _imported_by_path(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
+    """An upload names its file alone: the one file of that name the command imported by
+    its path, with the same content (a row: the same row), or a runbook of the same title."""
+    sources = CaseImportSource.objects.select_related("case").filter(
+        source_path__endswith="/" + item.source_path
+    )
+    if not item.by_path:
+        sources = sources.filter(content_hash=item.content_hash)
+    found = [
+        source
+        for source in sources
+        if source.content_hash == item.content_hash or source.case.title == item.record.title
+    ]
+    return (found[0].case, found[0]) if len(found) == 1 else (None, None)
+
+
+def _same_runbook(source: CaseImportSource, item: Keyed) -> bool:
+    """Whether a runbook known by a bare file name (an upload to the admin, or an earlier
+    release's single-file import) is the one being imported: the same content or the same
+    title. Two runbooks both named README.md are two cases, not one overwriting the
+    other. A path with its folders is trusted as it is."""
+    if "/" in source.source_path:
+        return True
+    return source.content_hash == item.content_hash or source.case.title == item.record.title
+
+
+def source_remember(case: CaseLibrary, item: Keyed, source: CaseImportSource | None) -> None:
+    if source is None:
+        CaseImportSource.objects.create(
+            case=case, source_path=item.source_path, content_hash=item.content_hash
+        )
+    elif (source.content_hash, source.source_path) != (item.content_hash, item.source_path):
+        # Found by its earlier key, it is known by the current one from now on; but for a
+        # path an upload's bare name stood for, which the command finds it by.
+        if "/" not in item.source_path and "/" in source.source_path:
+            source.content_hash = item.content_hash
+        else:
+            source.content_hash, source.source_path = item.content_hash, item.source_path
+        source.save(update_fields=["content_hash", "source_path", "imported_at"])
