@@ -242,6 +242,7 @@ class CaseIndexState(models.Model):
     # The newest AUTO case structured (caselibrary.services.proposals.cases_structure_new); set when
     # the structuring came to a library that had AUTO cases, which are left as they were.
     structured_until = models.DateTimeField(null=True, blank=True)
+    installation = models.CharField(max_length=32, blank=True, default="")  # milvus_collection
 
     class Meta:
         db_table = "case_index_state"

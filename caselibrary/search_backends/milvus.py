@@ -13,7 +13,7 @@ A change of model (or dimension, or spelling) therefore starts an empty collecti
 own, which `manage.py reindex_cases` fills (it re-indexes the cases whose vectors are of
 another model); the old one can be dropped once it is done. The collection also records
 the three in its properties, and a process refuses a collection that says otherwise
-(IndexStale: made by hand, or by another version of this code).
+(IndexStale: made by hand, or by another version of this code), or another owner.
 
 Every failure (server down, timeout, refused request, whatever else the client raises)
 is raised as BackendUnavailable, so the search service can answer without the index and
@@ -64,8 +64,8 @@ class BackendUnavailable(_Unavailable):
 
 
 class IndexStale(BackendUnavailable):
-    """The collection says it holds another model's vectors or another terms spelling than
-    its name promises: rebuild it (`manage.py reindex_cases --all` after clear())."""
+    """The collection belongs to another installation (left alone), or says it holds
+    another model's vectors or terms spelling than its name promises: rebuild it then."""
 
 
 def _quiet_client_logs() -> None:
@@ -235,6 +235,7 @@ class MilvusBackend:
         with self._errors("clear"):
             client = self._connected()
             if client.has_collection(self.collection, timeout=self.timeout):
+                self._check(client, owner_only=True)
                 client.drop_collection(self.collection, timeout=self.timeout)
             self._create(client)
             self._checked = True
@@ -338,13 +339,12 @@ class MilvusBackend:
         except Exception as exc:  # the search or the write that found it goes on
             logger.warning("%s; its cases could not be queued again: %s", found, exc)
 
-    def _check(self, client: MilvusClient) -> None:
-        different = collection.mismatch(client, self.collection, timeout=self.timeout)
-        if different:
-            raise IndexStale(
-                f"Milvus collection {self.collection!r} was built with {different}: drop it "
-                "and rebuild it with `manage.py reindex_cases --all`."
-            )
+    def _check(self, client: MilvusClient, *, owner_only: bool = False) -> None:
+        why = collection.refusal(client, self.collection, self.timeout, owner_only=owner_only)
+        if why and why != self.failure:  # said once, not at every search refused
+            logger.error("%s", why)
+        if why:
+            raise IndexStale(why)
 
     def _create(self, client: MilvusClient) -> bool:
         """Make the collection; whether this process made it."""

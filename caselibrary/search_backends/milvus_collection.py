@@ -9,14 +9,23 @@ milvus.py uses it; docs/search-milvus.md shows it to operators).
                 alphanumeric word (see engine_terms)
     sparse      SPARSE_FLOAT_VECTOR, the BM25 function's output, BM25 index
     vector      FLOAT_VECTOR(EMBEDDING_DIM), HNSW, COSINE
+
+Its properties record the model, dimension and terms spelling (index_properties) and the
+installation that owns it (owner): the database's id of the installation and the queue's
+name (Q_CLUSTER_NAME), so that two environments given one server and one MILVUS_COLLECTION
+do not write into each other's collection.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from django.conf import settings
 
 from caselibrary.embedding import EMBEDDING_DIM, EMBEDDING_MODEL
 from caselibrary.search_backends.base import IndexedPassage
@@ -31,6 +40,9 @@ TERMS_SPELLING = "blake2b64-hex"
 _PROPERTY_MODEL = "caselibrary.embedding_model"
 _PROPERTY_DIM = "caselibrary.embedding_dim"
 _PROPERTY_TERMS = "caselibrary.terms_spelling"
+_PROPERTY_OWNER = "caselibrary.owner"
+
+logger = logging.getLogger(__name__)
 
 # VARCHAR lengths are bytes. A passage is at most a screen of text (caselibrary/passages.py
 # cuts them at 900 characters); these bounds only keep a freak passage from failing the
@@ -71,12 +83,57 @@ def index_tag() -> str:
     return hashlib.blake2b(made_with.encode(), digest_size=4).hexdigest()
 
 
-def mismatch(client: MilvusClient, name: str, *, timeout: float) -> str | None:
-    """What the collection `name` records that differs from this process, if anything."""
+def installation() -> str:
+    """This installation's id: random, made once (by whichever process asks first) and
+    kept in the database, so that every process of the installation tells the same. Read
+    when the collection is checked (once a connection), not kept: a database restored or
+    copied under a running process is told."""
+    from caselibrary.models import CaseIndexState
+
+    rows = CaseIndexState.objects.filter(id=1).values_list("installation", flat=True)
+    made = rows.first()
+    if not made:
+        CaseIndexState.objects.get_or_create(id=1)
+        rows.filter(installation="").update(installation=uuid.uuid4().hex)
+        made = rows.get()
+    return made
+
+
+def owner() -> str | None:
+    """The owner a collection this process uses records: the queue's name and the
+    installation's id (a database copied from production into staging keeps the id; the
+    queue's names still differ). None when the database cannot be read: not checked then."""
+    try:
+        made_by = installation()
+    except Exception as exc:
+        logger.warning("The Milvus collection's owner is not checked: %s", exc)
+        return None
+    return f"{settings.Q_CLUSTER['name']}:{made_by}"
+
+
+def refusal(client: MilvusClient, name: str, timeout: float, *, owner_only: bool) -> str | None:
+    """Why this process must not use the collection `name`, if it must not: it belongs to
+    another installation, or (unless `owner_only`) it records another model, dimension or
+    terms spelling. A collection that records no owner (an earlier release made it) is
+    claimed: it records this installation from then on."""
     recorded = client.describe_collection(name, timeout=timeout).get("properties") or {}
+    ours, theirs = owner(), recorded.get(_PROPERTY_OWNER)
+    if ours is not None and not theirs:
+        client.alter_collection_properties(name, {_PROPERTY_OWNER: ours}, timeout=timeout)
+        logger.info("Milvus collection %s is recorded as this installation's from now on", name)
+    elif ours is not None and theirs != ours:
+        return (
+            f"Milvus collection {name!r} belongs to another installation (another database "
+            "or Q_CLUSTER_NAME made it): it is left alone. Give this installation a "
+            "MILVUS_COLLECTION (or MILVUS_DB_NAME) of its own."
+        )
     for key, expected in index_properties().items():
-        if recorded.get(key) != expected:
-            return f"{key}={recorded.get(key)!r}, this process uses {expected!r}"
+        if not owner_only and recorded.get(key) != expected:
+            return (
+                f"Milvus collection {name!r} was built with {key}={recorded.get(key)!r}, this "
+                f"process uses {expected!r}: drop it and rebuild it with "
+                "`manage.py reindex_cases --all`."
+            )
     return None
 
 
@@ -100,7 +157,8 @@ def row_count(client: MilvusClient, name: str, *, timeout: float) -> int:
 
 
 def create(client: MilvusClient, name: str, *, timeout: float) -> None:
-    """Make the collection with its indexes, loaded, recording index_properties()."""
+    """Make the collection with its indexes, loaded, recording index_properties() and
+    this installation as its owner."""
     from pymilvus import DataType, Function, FunctionType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -136,9 +194,13 @@ def create(client: MilvusClient, name: str, *, timeout: float) -> None:
         schema=schema,
         index_params=indexes,
         consistency_level="Strong",
-        properties=index_properties(),
+        properties={**index_properties(), **_owned_by(owner())},
         timeout=timeout,
     )
+
+
+def _owned_by(made_by: str | None) -> dict[str, str]:
+    return {_PROPERTY_OWNER: made_by} if made_by else {}
 
 
 def vector_values(vector: numpy.ndarray) -> list[float]:
