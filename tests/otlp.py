@@ -98,6 +98,35 @@ def otlp_json(request: ExportTraceServiceRequest) -> dict:
     return document
 
 
+def agent_run(
+    session_id: str, tool: dict[str, Any], *, error: str | None = None
+) -> ExportTraceServiceRequest:
+    """A run as OpenInference exports it for the OpenAI Agents SDK: an agent span naming
+    the session `session_id`, and one span of the tool search_docs with the attributes
+    `tool` (failed with `error`, when given)."""
+    trace, root = new_trace_id(), new_span_id()
+    return export(
+        span(
+            "Agent workflow",
+            trace_id=trace,
+            span_id=root,
+            attributes={
+                "openinference.span.kind": "AGENT",
+                "session.id": session_id,
+                "input.value": "order-service 报 504，怎么办？",
+                "output.value": "扩容数据库连接池。",
+            },
+        ),
+        span(
+            "search_docs",
+            trace_id=trace,
+            parent=root,
+            error=error,
+            attributes={"tool.name": "search_docs", **tool},
+        ),
+    )
+
+
 def post(
     client,
     request: ExportTraceServiceRequest | bytes,

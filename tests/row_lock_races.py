@@ -13,7 +13,8 @@ WAIT = 30
 
 def waiting_statements() -> int:
     """Statements of the other connections to the test database that are running now
-    (blocked on a row lock, as nothing else in these tests takes long)."""
+    (blocked on a row lock, as nothing else in these tests takes long). SQL: the server's
+    process list has no model."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT COUNT(*) FROM information_schema.PROCESSLIST"

@@ -17,7 +17,7 @@ from diagnosis.models import (
     ToolInvocation,
     ToolKind,
 )
-from tests.otlp import export, new_span_id, new_trace_id, post, span
+from tests.otlp import agent_run, post
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 
 pytestmark = pytest.mark.django_db
@@ -26,35 +26,14 @@ TEXT = "Doc 1: ERR-5041 连接池耗尽，扩容数据库连接池。\nDoc 2: ru
 
 
 def run_with_result(result: str, *, error: str | None = None, **attributes):  # type: ignore[no-untyped-def]
-    """A run as OpenInference exports it for the OpenAI Agents SDK: an agent span and a
-    RETRIEVER span for the tool search_docs, whose result is `result`."""
-    trace, root = new_trace_id(), new_span_id()
-    return export(
-        span(
-            "Agent workflow",
-            trace_id=trace,
-            span_id=root,
-            attributes={
-                "openinference.span.kind": "AGENT",
-                "session.id": "text-result-1",
-                "input.value": "order-service 报 504，怎么办？",
-                "output.value": "扩容数据库连接池。",
-            },
-        ),
-        span(
-            "search_docs",
-            trace_id=trace,
-            parent=root,
-            error=error,
-            attributes={
-                "openinference.span.kind": "RETRIEVER",
-                "tool.name": "search_docs",
-                "input.value": '{"query": "order-service 504"}',
-                "output.value": result,
-                **attributes,
-            },
-        ),
-    )
+    """A RETRIEVER span of search_docs whose result is `result`, in an agent's run."""
+    tool = {
+        "openinference.span.kind": "RETRIEVER",
+        "input.value": '{"query": "order-service 504"}',
+        "output.value": result,
+        **attributes,
+    }
+    return agent_run("text-result-1", tool, error=error)
 
 
 def catalog_entry(*, text_is_one_document: bool, **fields) -> ToolCatalogEntry:  # type: ignore[no-untyped-def]
@@ -173,6 +152,8 @@ def test_the_exact_code_rule_reads_l1_when_no_code_is_found_with_the_option_on(c
 
 
 def test_a_catalog_row_written_by_sql_has_the_option_off() -> None:
+    # By SQL, not the ORM: an ORM insert sends the field's Python default, and the
+    # database's own default is what is tested.
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO tool_catalog (tool_name, kind, level_rule, code_pattern, first_seen)"

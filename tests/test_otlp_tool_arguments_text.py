@@ -9,7 +9,7 @@ import json
 import pytest
 
 from diagnosis.models import Span, ToolInvocation
-from tests.otlp import export, new_span_id, new_trace_id, post, span
+from tests.otlp import agent_run, export, new_trace_id, post, span
 from tests.otlp_fixtures import otlp_agent_key, otlp_committing_client  # noqa: F401 (key, client)
 from tests.test_otlp_redaction import every_text_in_the_database
 
@@ -19,33 +19,14 @@ QUERY = "order-service 报 504，连接池耗尽？"
 
 
 def run_with_arguments(arguments: str, *, under: str = "input.value"):  # type: ignore[no-untyped-def]
-    """A run as OpenInference exports it for the OpenAI Agents SDK: an agent span and the
-    tool span of search_docs, called with `arguments` (under the attribute `under`)."""
-    trace, root = new_trace_id(), new_span_id()
-    return export(
-        span(
-            "Agent workflow",
-            trace_id=trace,
-            span_id=root,
-            attributes={
-                "openinference.span.kind": "AGENT",
-                "session.id": "arguments-1",
-                "input.value": "order-service 报 504，怎么办？",
-                "output.value": "扩容数据库连接池。",
-            },
-        ),
-        span(
-            "search_docs",
-            trace_id=trace,
-            parent=root,
-            attributes={
-                "openinference.span.kind": "TOOL",
-                "tool.name": "search_docs",
-                under: arguments,
-                "output.value": "Doc 1: ERR-5041 runbook",
-            },
-        ),
-    )
+    """The tool span of search_docs, called with `arguments` (under the attribute
+    `under`), in an agent's run."""
+    tool = {
+        "openinference.span.kind": "TOOL",
+        under: arguments,
+        "output.value": "Doc 1: ERR-5041 runbook",
+    }
+    return agent_run("arguments-1", tool)
 
 
 def stored_query(client, key, arguments: str, **where) -> str:  # type: ignore[no-untyped-def]

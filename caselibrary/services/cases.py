@@ -48,13 +48,15 @@ class SessionCannotBecomeCase(Conflict):
         )
 
 
-def session_can_become_case(*, session: DiagnosisSession) -> bool:
-    """Only a finished session with an answer has the text a case is made of.
+def session_can_become_case(*, session: DiagnosisSession, needs_answer: bool = True) -> bool:
+    """Only a finished session with an answer has the text a case is made of; one written
+    with other words (a reader's correction) needs no answer of the session.
 
     A case made from a running session would be a placeholder: once the session ends,
     `useful` finds that case instead of making one from the real answer.
     """
-    return session.status != SessionStatus.RUNNING and shows_words(session.answer)
+    finished = session.status != SessionStatus.RUNNING
+    return finished and (not needs_answer or shows_words(session.answer))
 
 
 def case_create_from_session(*, session: DiagnosisSession) -> CaseLibrary:
@@ -196,9 +198,7 @@ def _check_session_is_free(session_id: str, *, needs_answer: bool = True) -> Non
     )
     if session is None:
         raise SessionNotFound(session_id)
-    if needs_answer and not session_can_become_case(session=session):
-        raise SessionCannotBecomeCase(session_id)
-    if session.status == SessionStatus.RUNNING:
+    if not session_can_become_case(session=session, needs_answer=needs_answer):
         raise SessionCannotBecomeCase(session_id)
     case_id = case_id_for_session(session_id=session_id)
     if case_id is not None:
