@@ -19,6 +19,9 @@ Pure Python (no Django): the import command, the admin's upload page and the tes
   its parent section's text. `case_texts` gives the case's root cause and solution, every
   section kept; `case_error_code` its one code.
 - Headings inside fenced code blocks (a shell comment `# restart the pod`) are text.
+- HTML comments (`<!-- ... -->`, on one line or several) are no part of the case: a
+  lint directive, an owner's note or a section commented out is neither shown nor
+  searched. In fenced code blocks and inline code they are text.
 - Error codes and alert names come from `caselibrary.error_codes.find_error_codes`;
   `content_hash` is the SHA-256 of the normalised text (line ends, trailing spaces, a
   byte-order mark and surrounding blank lines do not change it).
@@ -112,6 +115,7 @@ _NUMBERING = re.compile(
     r"|第[一二三四五六七八九十\d]+[步章节部分]?[、:：]?)\s*",
     re.I,
 )
+_INLINE_CODE = re.compile(r"(`+)(?:.*?[^`])?\1(?!`)")
 _SPLIT_HEADING = re.compile(r"\s*(?:/|\||／|[(（]|[)）])\s*")
 
 
@@ -156,8 +160,9 @@ class Runbook:
 
 # The version of the reading of a runbook into a case (case_texts, case_error_code). A
 # runbook imported under another reading is read again at its next import, changed or
-# not (2: every section kept, prometheus-operator's headings, the code from the symptoms).
-CASE_READING = 2
+# not (2: every section kept, prometheus-operator's headings, the code from the symptoms;
+# 3: HTML comments left out).
+CASE_READING = 3
 
 
 def case_source_hash(runbook: Runbook) -> str:
@@ -267,6 +272,53 @@ def _body(lines: list[str], start: int, end: int) -> str:
     return text.strip("\n").strip()
 
 
+def _without_comments(lines: list[str]) -> list[str]:
+    """The lines with HTML comments blanked out (as many lines: errors keep their line
+    numbers), but in fenced code blocks and inline code spans."""
+    kept: list[str] = []
+    in_comment = False
+    fence: str | None = None
+    for line in lines:
+        opener = _FENCE.match(line) if not in_comment else None
+        if opener or fence is not None:
+            if opener:
+                marker = opener.group(1)
+                if fence is None:
+                    fence = marker[0] * 3
+                elif marker.startswith(fence):
+                    fence = None
+            kept.append(line)
+            continue
+        text, in_comment = _strip_comments(line, in_comment)
+        kept.append(text.rstrip())
+    return kept
+
+
+def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """One line's text outside comments, and whether a comment is still open at its end."""
+    out: list[str] = []
+    position = 0
+    while position < len(line):
+        if in_comment:
+            end = line.find("-->", position)
+            if end < 0:
+                return "".join(out), True
+            position, in_comment = end + 3, False
+            continue
+        code = _INLINE_CODE.search(line, position)
+        start = line.find("<!--", position)
+        if start < 0:
+            out.append(line[position:])
+            break
+        if code and code.start() <= start:
+            out.append(line[position : code.end()])
+            position = code.end()
+            continue
+        out.append(line[position:start])
+        position, in_comment = start + 4, True
+    return "".join(out), in_comment
+
+
 def _skip_front_matter(lines: list[str]) -> int:
     if lines and lines[0].strip() == "---":
         for index in range(1, len(lines)):
@@ -280,7 +332,7 @@ def parse_runbook(text: str, *, source: str) -> Runbook:
     normalised = normalise_text(text)
     # Lines as in the file (for the line numbers of errors), line ends and spaces normalised.
     unix = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = [line.rstrip() for line in unix.split("\n")]
+    lines = _without_comments([line.rstrip() for line in unix.split("\n")])
     first = _skip_front_matter(lines)
     headings = [heading for heading in _headings(lines) if heading[0] >= first]
     titles = [heading for heading in headings if heading[1] == 1 and heading[2]]
@@ -320,6 +372,7 @@ def parse_runbook(text: str, *, source: str) -> Runbook:
             fields[name].append(body)
 
     title = _truncate_title(" ".join(titles[0][2].split()))
+    visible = "\n".join(lines)
     return Runbook(
         source=source,
         title=title,
@@ -328,8 +381,8 @@ def parse_runbook(text: str, *, source: str) -> Runbook:
         solution="\n\n".join(fields["solution"]),
         sections=sections,
         extra_sections=extra,
-        error_codes=find_error_codes(normalised),
-        alert_names=find_alert_names(normalised),
+        error_codes=find_error_codes(visible),
+        alert_names=find_alert_names(visible),
         content_hash=hashlib.sha256(normalised.encode("utf-8")).hexdigest(),
     )
 

@@ -174,3 +174,39 @@ def test_a_file_that_is_not_utf8_is_refused_with_its_line(tmp_path):
 
     assert raised.value.line == 4
     assert "UTF-8" in raised.value.message
+
+
+def test_html_comments_are_no_part_of_the_case_but_stay_in_code_samples():
+    text = (
+        "<!-- markdownlint-disable MD013 -->\n"
+        "# Disk full on order-db\n"
+        "<!-- owner: dba team, see KubePodCrashLooping runbook -->\n"
+        "## Symptoms\n"
+        "Writes fail. <!-- TODO screenshot --> Reads work.\n"
+        "<!--\n"
+        "## Solution\n"
+        "an old fix nobody should follow\n"
+        "-->\n"
+        "## Fix\n"
+        "Free space: `echo '<!-- kept -->'`\n"
+        "```html\n"
+        "<!-- a comment in a sample -->\n"
+        "```\n"
+    )
+
+    runbook = parse_runbook(text, source="disk.md")
+
+    assert runbook.title == "Disk full on order-db"
+    assert runbook.description == "Writes fail.  Reads work."
+    assert "old fix" not in runbook.solution
+    assert runbook.solution.startswith("Free space: `echo '<!-- kept -->'`")
+    assert "<!-- a comment in a sample -->" in runbook.solution
+    assert "KubePodCrashLooping" not in runbook.alert_names
+    assert [heading for heading, _ in runbook.sections] == ["Symptoms", "Fix"]
+
+
+def test_a_comment_before_the_title_is_not_the_line_a_missing_title_is_reported_at():
+    with pytest.raises(RunbookError) as raised:
+        parse_runbook("<!-- generated -->\n\nno heading here\n", source="f.md")
+
+    assert raised.value.line == 3
