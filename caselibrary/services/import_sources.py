@@ -5,6 +5,9 @@ of adding a second one."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from django.db.models import Q
 
 from caselibrary.case_files import CaseRecord
 from caselibrary.models import CaseImportSource, CaseLibrary
@@ -41,7 +44,29 @@ def source_found(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | No
         return source.case, source
     if "/" not in item.source_path:
         return _imported_by_path(item)
+    if item.by_path:
+        return _moved_here(item)
     return None, None
+
+
+def _moved_here(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
+    """A runbook renamed or moved since its last import: the one runbook, imported by its
+    path from a file that is no longer there, with the same content, or with the same
+    title in the same folder or under the same name (renamed or moved, and edited). A copy
+    whose first file is still there is a runbook of its own."""
+    here = Path(item.source_path)
+    sources = CaseImportSource.objects.select_related("case").filter(
+        Q(content_hash=item.content_hash) | Q(case__title=item.record.title),
+        source_path__contains="/",
+    )
+    gone = [source for source in sources if not Path(source.source_path).exists()]
+    same = [source for source in gone if source.content_hash == item.content_hash] or [
+        source
+        for source in gone
+        if Path(source.source_path).parent == here.parent
+        or Path(source.source_path).name == here.name
+    ]
+    return (same[0].case, same[0]) if len(same) == 1 else (None, None)
 
 
 def _imported_by_path(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:

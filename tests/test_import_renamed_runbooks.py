@@ -1,0 +1,99 @@
+"""import_cases on a runbook folder after files moved: a runbook renamed or moved to
+another folder is the same case, not a second one beside its stale first."""
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from caselibrary.models import CaseImportSource, CaseLibrary
+from tests.factories import FaultCategoryFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_in_english")]
+
+BOOKS = Path(__file__).resolve().parent / "import_runbooks"
+
+
+@pytest.fixture(autouse=True)
+def _taxonomy() -> None:
+    FaultCategoryFactory(code="GENERAL")
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:  # type: ignore[no-untyped-def]
+    shutil.copytree(BOOKS, tmp_path / "runbooks")
+    return tmp_path / "runbooks"
+
+
+def run(path: Path) -> str:
+    out = io.StringIO()
+    call_command("import_cases", str(path), stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def case_of(path: Path) -> CaseLibrary:
+    for source in CaseImportSource.objects.select_related("case"):
+        if Path(source.source_path).resolve() == path.resolve():
+            return source.case
+    raise AssertionError(f"no case imported from {path}")
+
+
+def test_a_runbook_moved_to_another_folder_keeps_its_case(folder) -> None:
+    old = folder / "postgresql-too-many-connections.md"
+    run(folder)
+    case = case_of(old)
+    count = CaseLibrary.objects.count()
+    (folder / "databases").mkdir()
+    new = old.rename(folder / "databases" / "pg-connections.md")
+
+    out = run(folder)
+
+    assert "0 cases were created, 0 updated" in out
+    assert CaseLibrary.objects.count() == count
+    assert case_of(new) == case
+    assert CaseImportSource.objects.filter(case=case).count() == 1
+
+
+def test_a_runbook_renamed_and_edited_updates_its_case(folder) -> None:
+    old = folder / "jvm-old-gen-filling-up.md"
+    run(folder)
+    case = case_of(old)
+    new = folder / "jvm-heap.md"
+    new.write_text(old.read_text("utf-8") + "\n\n## Solution\n\n9. 记录复盘。\n", "utf-8")
+    old.unlink()
+
+    out = run(folder)
+
+    assert "0 cases were created, 1 updated" in out
+    case.refresh_from_db()
+    assert "记录复盘" in case.solution
+    assert case_of(new) == case
+
+
+def test_a_copied_runbook_whose_first_file_remains_is_a_case_of_its_own(folder) -> None:
+    old = folder / "postgresql-too-many-connections.md"
+    run(folder)
+    count = CaseLibrary.objects.count()
+    shutil.copy(old, folder / "copy-of-pg.md")
+
+    out = run(folder)
+
+    assert "1 case was created" in out
+    assert CaseLibrary.objects.count() == count + 1
+    assert case_of(old) != case_of(folder / "copy-of-pg.md")
+
+
+def test_a_runbook_moved_renamed_and_edited_at_once_is_a_new_case(folder) -> None:
+    old = folder / "jvm-old-gen-filling-up.md"
+    run(folder)
+    (folder / "java").mkdir()
+    new = folder / "java" / "heap.md"
+    new.write_text(old.read_text("utf-8") + "\n\n## Solution\n\n9. 记录复盘。\n", "utf-8")
+    old.unlink()
+
+    out = run(folder)
+
+    assert "1 case was created" in out
+    assert case_of(new) != CaseImportSource.objects.get(source_path__endswith=old.name).case
