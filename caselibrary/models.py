@@ -419,31 +419,5 @@ class CaseDuplicate(models.Model):
         return f"{self.case_id} ~ {self.similar_id}"
 
 
-class CaseImportSource(models.Model):
-    """Where an imported case came from, so importing the same source again updates it
-    instead of adding a second case: a Markdown runbook by its path (its content hash
-    says whether it changed), a JSONL/CSV row by its file's path and the row's hash."""
-
-    case = models.OneToOneField(
-        CaseLibrary,
-        on_delete=models.CASCADE,
-        primary_key=True,
-        related_name="import_source",
-        verbose_name=_("case"),
-    )
-    source_path = models.CharField(_("source path"), max_length=500)
-    content_hash = models.CharField(_("content hash"), max_length=64)
-    imported_at = models.DateTimeField(_("imported at"), auto_now=True)
-
-    class Meta:
-        db_table = "case_import_source"
-        verbose_name = _("case import source")
-        verbose_name_plural = _("case import sources")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["source_path", "content_hash"], name="uniq_case_import_source"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return self.source_path
+# Kept in a module of its own; imported here so that Django finds it with the app's models.
+from caselibrary.import_models import CaseImportSource  # noqa: E402, F401

@@ -43,6 +43,7 @@ __all__ = [
     "RunbookError",
     "case_error_code",
     "case_texts",
+    "earlier_source_hashes",
     "field_for_heading",
     "parse_runbook",
     "read_runbook",
@@ -169,6 +170,14 @@ def case_source_hash(runbook: Runbook) -> str:
     """What an import keeps of a runbook to tell whether it changed since: its content
     under this reading."""
     return hashlib.sha256(f"{CASE_READING}:{runbook.content_hash}".encode()).hexdigest()
+
+
+def earlier_source_hashes(runbook: Runbook) -> tuple[str, ...]:
+    """What earlier readings kept of the same runbook (the first kept its content hash
+    alone): an import that finds one of these knows the file did not change, only how it
+    is read."""
+    earlier = (f"{reading}:{runbook.content_hash}" for reading in range(2, CASE_READING))
+    return (runbook.content_hash, *(hashlib.sha256(key.encode()).hexdigest() for key in earlier))
 
 
 def case_texts(runbook: Runbook) -> tuple[str, str]:

@@ -4,6 +4,7 @@ of adding a second one."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,8 @@ class Keyed:
     # The key an earlier release gave the same file (the name it is shown by): read when
     # source_path finds nothing.
     legacy_path: str | None = None
+    # What earlier readings of the same runbook kept as its content hash.
+    earlier_hashes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -95,16 +98,53 @@ def _same_runbook(source: CaseImportSource, item: Keyed) -> bool:
     return source.content_hash == item.content_hash or source.case.title == item.record.title
 
 
-def source_remember(case: CaseLibrary, item: Keyed, source: CaseImportSource | None) -> None:
+def changes_from_file(
+    changes: dict, *, wanted: dict, case: CaseLibrary, source: CaseImportSource, item: Keyed
+) -> dict:
+    """Of the fields where what a runbook says differs from its case, those to write: the
+    ones the file changed since its last import (its text wins over a curator's there).
+    A field the file says as it did is a curator's to keep. When only the reading changed
+    (a release reads the same file differently), a field takes the new reading unless a
+    curator changed it. A source an earlier release imported has no record of its fields:
+    its case is read again when nobody changed it since, and left as it is otherwise."""
+    reread = source.content_hash in item.earlier_hashes
+    read = source.read_fields
+    if not read:
+        return {} if reread and case.updated_at > source.imported_at else changes
+    return {
+        name: value
+        for name, value in changes.items()
+        if read.get(name) != _short_hash(wanted[name])
+        and not (reread and read.get(name) != _short_hash(getattr(case, name)))
+    }
+
+
+def _short_hash(value: object) -> str:
+    text = "" if value is None else str(value).strip()
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def source_remember(
+    case: CaseLibrary, item: Keyed, source: CaseImportSource | None, *, wanted: dict
+) -> None:
+    read_fields = {name: _short_hash(value) for name, value in wanted.items()}
     if source is None:
         CaseImportSource.objects.create(
-            case=case, source_path=item.source_path, content_hash=item.content_hash
+            case=case,
+            source_path=item.source_path,
+            content_hash=item.content_hash,
+            read_fields=read_fields,
         )
-    elif (source.content_hash, source.source_path) != (item.content_hash, item.source_path):
+    elif (source.content_hash, source.source_path, source.read_fields) != (
+        item.content_hash,
+        item.source_path,
+        read_fields,
+    ):
         # Found by its earlier key, it is known by the current one from now on; but for a
         # path an upload's bare name stood for, which the command finds it by.
         if "/" not in item.source_path and "/" in source.source_path:
             source.content_hash = item.content_hash
         else:
             source.content_hash, source.source_path = item.content_hash, item.source_path
-        source.save(update_fields=["content_hash", "source_path", "imported_at"])
+        source.read_fields = read_fields
+        source.save(update_fields=["content_hash", "source_path", "read_fields", "imported_at"])

@@ -51,11 +51,17 @@ from caselibrary.runbooks import (
     case_error_code,
     case_source_hash,
     case_texts,
+    earlier_source_hashes,
     parse_runbook,
 )
 from caselibrary.services.cases import case_update
 from caselibrary.services.import_merges import MergeClaim, case_merges_claimed
-from caselibrary.services.import_sources import Keyed, source_found, source_remember
+from caselibrary.services.import_sources import (
+    Keyed,
+    changes_from_file,
+    source_found,
+    source_remember,
+)
 from caselibrary.services.index import case_index_request, case_index_requests_deferred
 from config import metrics
 
@@ -243,7 +249,13 @@ def _runbook(text: str, source: str, categories: set[str]) -> Keyed:
         "errorCode": _runbook_code(runbook),
     }
     record = case_record(case, source, 1, categories=categories)
-    return Keyed(record, source, case_source_hash(runbook), by_path=True)
+    return Keyed(
+        record,
+        source,
+        case_source_hash(runbook),
+        by_path=True,
+        earlier_hashes=earlier_source_hashes(runbook),
+    )
 
 
 def _runbook_code(runbook: Runbook) -> str | None:
@@ -282,11 +294,15 @@ def _upsert(item: Keyed, *, created_by: str) -> tuple[str, str]:
                     changes.pop("diagnosis_id", None)  # a row without one keeps the case's
                 if record.fault_category is None:
                     changes.pop("fault_category", None)  # nor one without a category
+                if source is not None and item.by_path:
+                    changes = changes_from_file(
+                        changes, wanted=wanted, case=case, source=source, item=item
+                    )
                 if changes:
                     case_update(case=case, updated_by=created_by, **changes)
                 result = "updated" if changes else "unchanged"
             if record.case_id is None:
-                source_remember(case, item, source)
+                source_remember(case, item, source, wanted=wanted)
     except ValidationError as exc:
         raise CaseFileError(item.name, record.line, join_problems(exc.messages)) from None
     except IntegrityError:
