@@ -22,8 +22,9 @@ class CaseImportSource(models.Model):
     # What the import read into each of the case's fields at its last import (a short hash
     # of each value): a field whose read value is the same again was not changed by the
     # file, so the case keeps what curators made of it. Empty for a source an earlier
-    # release imported.
-    read_fields = models.JSONField(_("fields as read"), default=dict, blank=True)
+    # release imported. Nullable, so that the release before, which writes no such
+    # column, still imports after a rollback.
+    read_fields = models.JSONField(_("fields as read"), null=True, blank=True, default=dict)
 
     class Meta:
         db_table = "case_import_source"

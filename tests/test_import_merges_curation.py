@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 
 from caselibrary.models import CaseImportSource, CaseLibrary, FaultCategory
@@ -121,3 +122,18 @@ def test_the_first_import_under_a_new_reading_rereads_a_case_nobody_curated(runb
     case.refresh_from_db()
     assert "Page the payments on-call." in case.solution
     assert case.error_code == "TargetDown"
+
+
+def test_the_release_before_can_still_record_a_source_after_a_rollback(runbook) -> None:
+    case = CaseLibrary.objects.get()
+    CaseImportSource.objects.all().delete()
+
+    # The release before knows no fields-as-read column: its insert names the others only.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO case_import_source (case_id, source_path, content_hash, imported_at)"
+            " VALUES (%s, %s, %s, %s)",
+            [case.pk, "runbooks/TargetDown.md", "0" * 64, timezone.now()],
+        )
+
+    assert CaseImportSource.objects.get().read_fields is None

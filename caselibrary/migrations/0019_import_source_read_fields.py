@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='caseimportsource',
             name='read_fields',
-            field=models.JSONField(blank=True, default=dict, verbose_name='fields as read'),
+            field=models.JSONField(blank=True, default=dict, null=True, verbose_name='fields as read'),
         ),
     ]
