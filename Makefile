@@ -36,7 +36,7 @@ ifeq ($(CASE_SEARCH_BACKEND),milvus)
 RUN_EXTRAS := $(if $(RUN_EXTRAS),$(RUN_EXTRAS)$(comma))milvus
 endif
 
-.PHONY: help run test test-fast deps lint format bench schema clean
+.PHONY: help run test test-fast deps lint format bench clean
 
 help:
 	@echo "make run        set up and run the service on http://$(HOST):$(PORT)/admin/"
@@ -44,6 +44,9 @@ help:
 	@echo "make test-fast  run the fast tests only (no browser, no real processes, nothing slow)"
 	@echo "make lint       ruff check + ruff format --check + the import contracts (lint-imports)"
 	@echo "make bench      benchmark the hot paths (SCALE=small|medium|full, BENCH_ARGS=--skip-generate)"
+	@echo "make deps       install every set of packages run and test use (SQLite and MariaDB)"
+	@echo "make format     ruff check --fix + ruff format"
+	@echo "make clean      remove the virtualenv, the SQLite database and collected static files"
 
 # $(call venv,<extras>): create the virtualenv when missing, (re)install when
 # pyproject.toml changed since the last install of these extras.
