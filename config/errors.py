@@ -1,4 +1,8 @@
-"""Error pages: JSON under /api/ (the API's one error shape), Django's usual pages elsewhere."""
+"""Error pages: JSON under /api/ (the API's one error shape), Django's usual pages elsewhere.
+A path is the API's when it is once its repeated slashes are collapsed (//api/sessions):
+no route serves it, and its client reads JSON all the same."""
+
+import re
 
 from django.http import HttpRequest, HttpResponse
 from django.views import defaults
@@ -8,8 +12,14 @@ from config.api import MESSAGES
 from config.middleware import api_error
 
 
+def collapsed(path: str) -> str:
+    """`path` with each run of slashes as one slash."""
+    return re.sub(r"/{2,}", "/", path)
+
+
 def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
+    path = collapsed(request.path)
+    return path == "/api" or path.startswith("/api/")
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -3,7 +3,8 @@
 The probes are ordinary URL routes (config/urls.py), answered early: the middleware below
 sits at the top of the stack (below only config.request_id, which names the request) and
 hands them to their views before anything validates the Host header or redirects to HTTPS,
-because probes come from inside the network, by IP, over HTTP. The checks every deployment
+because probes come from inside the network, by IP, over HTTP. They answer GET and HEAD;
+any other method is 405 with `Allow: GET, HEAD`, as /metrics answers it. The checks every deployment
 has (database, migrations) live here; an app adds its own (the task worker's heartbeat is
 evaluation's) through `readiness(extra=...)`, or as `informational=...`: reported with the
 others, but never what makes a node not ready.
@@ -179,6 +180,20 @@ def healthz_view(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
+# The probes read, and change nothing: any other method is refused as /metrics refuses it
+# (config.metrics, whose 405 is the same).
+PROBE_METHODS = ("GET", "HEAD")
+
+
+def probe_method_not_allowed() -> JsonResponse:
+    response = JsonResponse(
+        {"code": "method_not_allowed", "message": "only GET and HEAD are served here"},
+        status=405,
+    )
+    response["Allow"] = ", ".join(PROBE_METHODS)
+    return response
+
+
 class HealthCheckMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -189,5 +204,7 @@ class HealthCheckMiddleware:
                 match = resolve(request.path_info)
             except Resolver404:
                 return self.get_response(request)
+            if request.method not in PROBE_METHODS:
+                return probe_method_not_allowed()
             return match.func(request, *match.args, **match.kwargs)
         return self.get_response(request)

@@ -31,14 +31,15 @@ The two wider limits default to multiples of the pair's (config/security_setting
 says why these).
 
 An account is every spelling of a username that logs in as it (same_account); the
-address is the one the API's rate limits see (TRUSTED_PROXY_COUNT). Each count is one
-integer per window in Django's cache, as those limits keep theirs (config/throttling.py),
-shared by every process when REDIS_URL is set. A window opens at a failure and lasts
-ADMIN_LOGIN_LOCKOUT_SECONDS; a count at its limit locks until its window closes. A
-refused attempt is not counted (it does not keep a window open). A login forgets its
-own pair's failures only: not the address's (a sprayer who owns one account would sign
-in to start over) nor the account's (the operator's login would give a botnet a fresh
-hundred).
+address is the one the API's rate limits see (config.client_address: behind
+TRUSTED_PROXY_COUNT proxies, the forwarded one when it is an IP address). Each count is
+one integer per window in Django's cache, as those limits keep theirs
+(config/throttling.py), shared by every process when REDIS_URL is set. A window opens at
+a failure and lasts ADMIN_LOGIN_LOCKOUT_SECONDS; a count at its limit locks until its
+window closes. A refused attempt is not counted (it does not keep a window open). A
+login forgets its own pair's failures only: not the address's (a sprayer who owns one
+account would sign in to start over) nor the account's (the operator's login would give
+a botnet a fresh hundred).
 """
 
 import hashlib
@@ -49,8 +50,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from rest_framework.throttling import BaseThrottle
 
+from config.client_address import client_address
 from config.middleware import is_cache_outage
 from config.throttling import WindowCountThrottle
 
@@ -126,8 +127,8 @@ class LoginAttempt:
     @classmethod
     def of(cls, request: HttpRequest) -> "LoginAttempt":
         username = str(request.POST.get("username", ""))[:USERNAME_LOGGED_CHARS]
-        # The address as the API's rate limits find it (REST_FRAMEWORK's NUM_PROXIES).
-        address = BaseThrottle().get_ident(request) or ""
+        # The address as the API's rate limits find it (TRUSTED_PROXY_COUNT).
+        address = client_address(request)
         # A missing, forged or expired cookie is "" (get_signed_cookie's default).
         trusted_as = request.get_signed_cookie(
             TRUSTED_COOKIE, default="", salt=TRUSTED_SALT, max_age=TRUSTED_MAX_AGE

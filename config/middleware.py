@@ -56,7 +56,9 @@ class SessionLogTagMiddleware:
 
 
 class RequestBodyLimitMiddleware:
-    """413 for an API request whose declared body is over API_MAX_BODY_BYTES, unread."""
+    """413 for an API request whose declared body is over API_MAX_BODY_BYTES, answered
+    before the body is read (config.request_body then reads the rest and throws it away,
+    bounded, so that a client still sending it gets this answer, not a reset)."""
 
     def __init__(self, get_response: Handler) -> None:
         self.get_response = get_response

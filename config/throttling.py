@@ -14,10 +14,16 @@ not a security boundary.
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from config.client_address import client_address
+
 
 class WindowCountThrottle(SimpleRateThrottle):
     """A SimpleRateThrottle (same rates, same `get_cache_key`, Django's default cache)
-    counting per window."""
+    counting per window. A limit per address counts the address config.client_address
+    finds (`get_ident`): a forged X-Forwarded-For is never a key of its own."""
+
+    def get_ident(self, request: Request) -> str:
+        return client_address(request)
 
     def allow_request(self, request: Request, view: object) -> bool:
         if self.rate is None:

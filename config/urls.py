@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
-from django.urls import include, path, re_path
+from django.urls import Resolver404, include, path, re_path, resolve
 from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
@@ -65,17 +65,46 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     code = "disallowed_host" if isinstance(exception, DisallowedHost) else "bad_request"
     message = MESSAGES[code]
     if request.path.rstrip("/") == OTLP_TRACES_PATH:
-        try:
-            encoding = otlp_wire.encoding_of(request.content_type or "")
-        except otlp_wire.WireError:
-            encoding = None  # answered in JSON, as the view answers it
-        body, content_type = otlp_wire.error_body(encoding, 400, message)
-        return HttpResponse(body, status=400, content_type=content_type)
+        return _otlp_error(request, 400, message)
     if request.path == "/api" or request.path.startswith("/api/"):
         return api_error(request, 400, code, message)
     return defaults.bad_request(request, exception)
 
 
+# The routes of the OTLP paths (above): each answers in OTLP's shape.
+_OTLP_ROUTES = frozenset({"otlp-traces", "otlp-not-found", "otlp-other-signals"})
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 404, for a path no route serves (config.errors.not_found: JSON for an API
+    path); OTLP's, in the request's encoding, for a path that is an OTLP path once its
+    repeated slashes are collapsed (//v1/traces, /v1//traces), where an exporter reads a
+    google.rpc.Status."""
+    collapsed = errors.collapsed(request.path)
+    if collapsed != request.path and _otlp_route(collapsed):
+        return _otlp_error(
+            request, 404, f"OTLP trace 的地址是 {OTLP_TRACES_PATH}（路径中不能有连续的斜杠）"
+        )
+    return errors.not_found(request, exception)
+
+
+def _otlp_route(path_: str) -> bool:
+    try:
+        return resolve(path_).url_name in _OTLP_ROUTES
+    except Resolver404:
+        return False
+
+
+def _otlp_error(request: HttpRequest, status: int, message: str) -> HttpResponse:
+    """A google.rpc.Status in the request's encoding, or JSON when it has none."""
+    try:
+        encoding = otlp_wire.encoding_of(request.content_type or "")
+    except otlp_wire.WireError:
+        encoding = None  # answered in JSON, as the view answers it
+    body, content_type = otlp_wire.error_body(encoding, status, message)
+    return HttpResponse(body, status=status, content_type=content_type)
+
+
 handler400 = bad_request
-handler404 = errors.not_found
+handler404 = not_found
 handler500 = errors.server_error

@@ -70,7 +70,8 @@ def encoding_of(content_type: str) -> Encoding:
 
 def body_read(stream: Any, *, content_encoding: str, declared_length: int, limit: int) -> bytes:
     """The request body, decompressed; 413 past `limit` bytes, found while reading, so a
-    gzip or deflate bomb is stopped after `limit` bytes of output."""
+    gzip or deflate bomb is stopped after `limit` bytes of output. What is left of a body
+    over the limit is read and thrown away before the 413 is sent (config.request_body)."""
     sent_too_large = WireError(413, f"请求体过大（上限 {limit} 字节）")
     if declared_length > limit:
         raise sent_too_large

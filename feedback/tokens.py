@@ -166,9 +166,10 @@ _ADDRESS_VERDICT = "_feedback_address_allowed"
 
 
 class FeedbackAddressThrottle(WindowCountThrottle):
-    """Per client address, for every request that shows a token, good or not: many
-    tokens from one place, or a script trying forged ones. Counted once, when the token
-    is read (FeedbackTokenAuthentication), before it is checked."""
+    """Per client address (config.client_address: a forwarded one only when it is an IP
+    address), for every request that shows a token, good or not: many tokens from one
+    place, or a script trying forged ones. Counted once, when the token is read
+    (FeedbackTokenAuthentication), before it is checked."""
 
     scope = "feedback-address"
 
