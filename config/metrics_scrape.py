@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import DatabaseError
@@ -66,6 +67,14 @@ class QueueCollector(Collector):
                 "Q_RETRY passes).",
                 value=queue.in_flight,
             )
+        if queue.oldest_held is not None:
+            yield GaugeMetricFamily(
+                "diagnosis_queue_oldest_held_task_enqueued_timestamp_seconds",
+                "Unix time the oldest task workers hold was enqueued, 0 when none is held "
+                "(ORM broker). The same value for longer than Q_RETRY: a task taken again "
+                "and again, never acknowledged.",
+                value=queue.oldest_held,
+            )
 
 
 def _queue_up(value: int) -> GaugeMetricFamily:
@@ -113,6 +122,10 @@ class QueueState(NamedTuple):
     waiting: int
     oldest_age: float  # seconds since the oldest waiting task was enqueued
     in_flight: int | None  # None: the broker cannot tell (Redis)
+    # When the oldest task workers hold was enqueued (Unix time, 0: none held; None: the
+    # broker cannot tell). A task is held Q_RETRY at most a take: one held across scrapes
+    # further apart than that was taken again, never acknowledged.
+    oldest_held: float | None = None
 
 
 def queue_state() -> QueueState:
@@ -144,27 +157,49 @@ def _orm_queue_state(broker: Any) -> QueueState:
     counts = rows.aggregate(
         waiting=Count("id", filter=Q(lock__lte=now)), in_flight=Count("id", filter=Q(lock__gt=now))
     )
+    held = _oldest_held(rows.filter(lock__gt=now)) if counts["in_flight"] else 0.0
     oldest = rows.filter(lock__lte=now).order_by("id").values_list("payload", "lock").first()
-    if oldest is None:
-        return QueueState(counts["waiting"], 0.0, counts["in_flight"])  # taken meanwhile
+    if oldest is None:  # none waits, or taken meanwhile
+        return QueueState(counts["waiting"], 0.0, counts["in_flight"], held)
     payload, lock = oldest
     # A package this process cannot read (signed with another SECRET_KEY): from its row's
     # lock, a lower bound (the enqueue time, or when the lost worker's lock expired).
     age = _age(payload)
     if age is None:
         age = max(0.0, (now - lock).total_seconds())
-    return QueueState(counts["waiting"], age, counts["in_flight"])
+    return QueueState(counts["waiting"], age, counts["in_flight"], held)
+
+
+HELD_READ = 20  # held rows read for a package that can be read; Q_BULK is 10
+
+
+def _oldest_held(held: Any) -> float:
+    """When the first held task by id (enqueue order, kept when it is taken again) was
+    enqueued. A package no worker can read is dropped by the one that took it: passed over."""
+    for (payload,) in held.order_by("id").values_list("payload")[:HELD_READ]:
+        started = _started(payload)
+        if started is not None:
+            return started.timestamp()
+    return 0.0
 
 
 def _age(package: Any) -> float | None:
     """Seconds since the signed task `package` was enqueued; None when it cannot be read."""
+    started = _started(package)
+    if started is None:
+        return None
+    return max(0.0, (timezone.now() - started).total_seconds())
+
+
+def _started(package: Any) -> datetime | None:
+    """When the signed task `package` was enqueued; None when it cannot be read."""
     from django_q.signing import SignedPackage
 
     try:
         started = SignedPackage.loads(package)["started"]
-        return max(0.0, (timezone.now() - started).total_seconds())
-    except Exception:  # a task package this version cannot read: its age is unknown
+    except Exception:  # a task package this version cannot read: its time is unknown
         return None
+    return started if isinstance(started, datetime) else None
 
 
 # Collectors an app adds to every scrape (read from its tables, with the queue, within the

@@ -123,8 +123,8 @@ def rules() -> dict[str, dict]:
 @pytest.mark.parametrize(
     ("alert", "expr"),
     [
-        ("DiagnosisDatabaseDown", "max(diagnosis_database_up) == 0"),
-        ("DiagnosisCacheDown", "max(diagnosis_cache_up) == 0"),
+        ("DiagnosisDatabaseDown", "max by (namespace, job) (diagnosis_database_up) == 0"),
+        ("DiagnosisCacheDown", "max by (namespace, job) (diagnosis_cache_up) == 0"),
     ],
 )
 def test_a_database_or_cache_no_scrape_could_read_for_a_minute_pages(alert, expr) -> None:
@@ -138,8 +138,13 @@ def test_a_database_or_cache_no_scrape_could_read_for_a_minute_pages(alert, expr
 def test_a_worker_never_started_is_not_told_while_the_database_is_down() -> None:
     expr = " ".join(rules()["DiagnosisWorkerNeverStarted"]["expr"].split())
 
-    assert expr.startswith("absent(diagnosis_worker_heartbeat_age_seconds)")
-    assert "and on() max(diagnosis_database_up) == 1" in expr
+    assert expr.startswith(
+        "min by (namespace, job) (diagnosis_queue_up) == 1 unless on (namespace, job) "
+        "count by (namespace, job) (diagnosis_worker_heartbeat_age_seconds)"
+    )
+    assert expr.endswith(
+        "and on (namespace, job) max by (namespace, job) (diagnosis_database_up) == 1"
+    )
 
 
 @pytest.fixture
