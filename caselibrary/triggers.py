@@ -32,20 +32,26 @@ _ACTIONS = {
 }
 # Triggers of earlier versions, replaced by one above at the next `migrate`.
 _REPLACED = ("case_library_change_upd",)
+_MYSQL_COLUMNS = "case_id, changed_at"
+_MYSQL_AT = ", UTC_TIMESTAMP(6)"
 
 
 def _create(name: str, vendor: str) -> str:
     event = _ACTIONS[name]
+    # When the case changed, in UTC as Django reads it. MySQL/MariaDB's column default
+    # (CURRENT_TIMESTAMP) is in the session's time zone, and an operator's own client has
+    # the server's: UTC_TIMESTAMP is UTC in any session. SQLite's default is UTC already.
+    columns, at = ("case_id", "") if vendor == "sqlite" else (_MYSQL_COLUMNS, _MYSQL_AT)
     # Constant names only: nothing here comes from outside.
     if event == "UPDATE":
-        old_id = "SELECT OLD.case_id" + ("" if vendor == "sqlite" else " FROM DUAL")  # noqa: S608
+        old_id = f"SELECT OLD.case_id{at}" + ("" if vendor == "sqlite" else " FROM DUAL")  # noqa: S608
         insert = (
-            "INSERT INTO case_change (case_id) SELECT NEW.case_id"
+            f"INSERT INTO case_change ({columns}) SELECT NEW.case_id{at}"
             f" UNION ALL {old_id} WHERE OLD.case_id <> NEW.case_id"
         )
     else:
         row = "OLD" if event == "DELETE" else "NEW"
-        insert = f"INSERT INTO case_change (case_id) VALUES ({row}.case_id)"  # noqa: S608
+        insert = f"INSERT INTO case_change ({columns}) VALUES ({row}.case_id{at})"  # noqa: S608
     if vendor == "sqlite":
         return f"CREATE TRIGGER {name} AFTER {event} ON case_library BEGIN {insert}; END"
     return f"CREATE TRIGGER {name} AFTER {event} ON case_library FOR EACH ROW {insert}"
@@ -78,6 +84,16 @@ def ensure_change_triggers(connection: Any) -> list[str]:
             if name in there:
                 cursor.execute(f"DROP TRIGGER {name}")
     return missing
+
+
+def change_triggers_replace(connection: Any) -> list[str]:
+    """Drop the change triggers and create them as _create makes them now (a migration
+    does, when _create changed what they write); the names created."""
+    with connection.cursor() as cursor:
+        # The names are the constants above.
+        for name in (*_ACTIONS, *_REPLACED):
+            cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
+    return ensure_change_triggers(connection)
 
 
 ON_DELETE = "case_library_on_delete"

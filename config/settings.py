@@ -167,7 +167,8 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
         "init_command": (
             "SET sql_mode='STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
             "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', "
-            f"innodb_lock_wait_timeout={_lock_wait}"
+            # UTC, as Django reads and writes every datetime (NOW(), column defaults).
+            f"innodb_lock_wait_timeout={_lock_wait}, time_zone='+00:00'"
         ),
         "isolation_level": "read committed",
         # Bounded waits: a stalled server is a 503 the API answers, never a hung request.

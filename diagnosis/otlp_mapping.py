@@ -104,7 +104,7 @@ class SpanRecord:
     # and match level; not stored. The body limit (OTLP_MAX_BODY_BYTES) bounds it.
     whole_result: str | None = None
     parent_is_remote: bool = False
-    ended_before_start: bool = False  # as sent: `ended_at` is then its start
+    ended_before_start: bool = False  # as sent, or no end sent: `ended_at` is its start
 
     @property
     def is_root(self) -> bool:
@@ -174,7 +174,8 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
     if _parent_is_remote(span):
         attributes[REMOTE_PARENT_ATTRIBUTE] = True
     started = _time(span.start_time_unix_nano)
-    ended = _time(span.end_time_unix_nano) if span.end_time_unix_nano else started
+    # Sent without its end (0): no duration, as for an end before the start (otlp_facts).
+    ended = _time(span.end_time_unix_nano) if span.end_time_unix_nano else None
     is_error = span.status.code == Status.STATUS_CODE_ERROR
     name = _redacted_cut(span.name, redact, 255)
     record = SpanRecord(
@@ -185,7 +186,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         role=_role(span, attributes),
         is_error=is_error,
         started_at=started,
-        ended_at=max(ended, started),
+        ended_at=max(ended or started, started),
         attributes=attributes,
         truncated=bool(cut),
         error_message=_error_message(span, redact, max_chars) if is_error else "",
@@ -193,7 +194,7 @@ def _record(span: ProtoSpan, *, redact: Callable[[str], str], max_chars: int) ->
         session_hint_unusable=_unusable_identifier(span, SESSION_ATTRIBUTES),
         user_id=_user_id(span),
         parent_is_remote=_parent_is_remote(span),
-        ended_before_start=ended < started,
+        ended_before_start=ended is None or ended < started,
     )
     if record.role == SpanRole.TOOL:
         record.tool_name = _tool_name(attributes, name)

@@ -19,6 +19,7 @@ from django.db.models import (
 from django.utils.translation import gettext_lazy as _
 
 from diagnosis.exceptions import SessionNotFound
+from diagnosis.facts_rules import INT_MAX
 from diagnosis.models import (
     DiagnosisSession,
     SessionStatus,
@@ -193,7 +194,7 @@ class TimelineRow:
     role: str  # agent / model / tool / other
     is_error: bool
     started_at: datetime
-    duration_ms: int
+    duration_ms: int | None  # None: the call was stored without one (its clock made none)
     offset_pct: float
     width_pct: float
     depth: int
@@ -234,6 +235,21 @@ MODEL_CALL_KEYS = (*_MODEL_ATTRIBUTES, *_INPUT_TOKENS, *_OUTPUT_TOKENS)
 TIMELINE_ROWS = 500
 
 
+def _durations_unknown(session_id: str, spans: list[Span]) -> set[str]:
+    """The spans whose duration is none: a tool call stored without one (sent without an
+    end, or ending before it started: diagnosis.otlp_facts), or one lasting past what
+    a call's duration holds (INT_MAX ms, some 24.8 days: its clock made it up)."""
+    longest = timedelta(milliseconds=INT_MAX)
+    unknown = {s.span_id for s in spans if s.ended_at - s.started_at > longest}
+    tools = [s.span_id for s in spans if s.role == "tool" and s.span_id not in unknown]
+    if tools:
+        calls = ToolInvocation.objects.filter(
+            session_id=session_id, invocation_id__in=tools, duration_ms__isnull=True
+        )
+        unknown |= set(calls.values_list("invocation_id", flat=True))
+    return unknown
+
+
 def session_timeline_size(*, session_id: str) -> int:
     """How many rows the session's whole timeline has (its spans, or else its REST tool
     invocations), for saying how many of them session_timeline() left out."""
@@ -249,6 +265,7 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
     )
     if spans:
         depth = _span_depths(spans)
+        unknown = _durations_unknown(session_id, spans)
         bars = [
             (
                 s.name,
@@ -264,6 +281,7 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                 s.pk,
                 s.attributes if isinstance(s.attributes, dict) else {},
                 None,
+                s.span_id not in unknown,
             )
             for s in spans
         ]
@@ -290,12 +308,13 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                     None,
                     {},
                     i.pk,
+                    i.duration_ms is not None,
                 )
             )
     if not bars:
         return []
     first = min(bar[3] for bar in bars)
-    last = max(bar[4] for bar in bars)
+    last = max(bar[4] if bar[-1] else bar[3] for bar in bars)
     total = max((last - first).total_seconds(), 0.001)
     rows = []
     for bar in bars:
@@ -313,7 +332,10 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
             pk,
             attrs,
             invocation_key,
+            known,
         ) = bar
+        # One without a duration is drawn where it started: its end is none to scale by.
+        ended = ended if known else started
         offset = (started - first).total_seconds() / total * 100
         width = max((ended - started).total_seconds() / total * 100, 0.5)
         rows.append(
@@ -322,7 +344,7 @@ def session_timeline(*, session_id: str) -> list[TimelineRow]:
                 role=role,
                 is_error=error,
                 started_at=started,
-                duration_ms=int((ended - started).total_seconds() * 1000),
+                duration_ms=int((ended - started).total_seconds() * 1000) if known else None,
                 offset_pct=round(min(offset, 99.5), 2),
                 width_pct=round(min(width, 100 - offset), 2),
                 depth=min(depth, 6),

@@ -9,10 +9,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import Max
+from django.db.models import DurationField, ExpressionWrapper, Max
+from django.db.models.functions import Now
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
-from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -23,14 +23,22 @@ from evaluation.models import WorkerHeartbeat
 WORKER_HEARTBEAT_STALE_AFTER = 180
 
 
+def newest_heartbeat_age() -> timedelta | None:
+    """How long ago the newest heartbeat was, None before the first one. Read off the
+    database's clock, which stamped it (evaluation.services.heartbeat_record): neither the
+    worker's clock nor this node's enters, so neither being off makes a live worker read
+    as gone, or a stopped one as alive."""
+    age = ExpressionWrapper(Now() - Max("beat_at"), output_field=DurationField())
+    return WorkerHeartbeat.objects.aggregate(age=age)["age"]
+
+
 def worker_check() -> str:
     """Is a task-queue worker alive: "ok" for a heartbeat within READYZ_WORKER_MAX_AGE
     seconds (WORKER_HEARTBEAT_STALE_AFTER while that is 0), else how old the last one is."""
     max_age = settings.READYZ_WORKER_MAX_AGE or WORKER_HEARTBEAT_STALE_AFTER
-    newest = WorkerHeartbeat.objects.aggregate(newest=Max("beat_at"))["newest"]
-    if newest is None:
+    age = newest_heartbeat_age()
+    if age is None:
         return "no heartbeat yet"
-    age = timezone.now() - newest
     if age > timedelta(seconds=max_age):
         return f"last heartbeat {int(age.total_seconds())}s ago"
     return "ok"
@@ -43,14 +51,14 @@ class HeartbeatCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
-            newest = WorkerHeartbeat.objects.aggregate(newest=Max("beat_at"))["newest"]
+            age = newest_heartbeat_age()
         except DatabaseError:
             return
-        if newest is not None:
+        if age is not None:
             yield GaugeMetricFamily(
                 "diagnosis_worker_heartbeat_age_seconds",
                 "Seconds since a task-queue worker last ran its once-a-minute heartbeat.",
-                value=max(0.0, (timezone.now() - newest).total_seconds()),
+                value=max(0.0, age.total_seconds()),
             )
 
 

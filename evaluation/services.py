@@ -10,6 +10,7 @@ from functools import lru_cache
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from config import metrics
@@ -381,6 +382,9 @@ def sessions_score_overdue(*, older_than_seconds: int, window_hours: int, limit:
 
 
 def heartbeat_record() -> None:
+    """Stamp this host's heartbeat with the database's clock, not this process's: the web
+    nodes age it by that clock too (evaluation.health), so a worker whose clock is off
+    neither reads as gone while it beats nor as alive after it stopped."""
     WorkerHeartbeat.objects.update_or_create(
-        host=socket.gethostname()[:255], defaults={"beat_at": timezone.now()}
+        host=socket.gethostname()[:255], defaults={"beat_at": Now()}
     )
