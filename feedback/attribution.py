@@ -69,8 +69,14 @@ def calibration_bars(bands: tuple[tuple[str, Rate], ...]) -> list[CalibrationBar
                 low_y=round(TOP + plot_h * (1 - interval[0]), 1) if interval else None,
                 high_y=round(TOP + plot_h * (1 - interval[1]), 1) if interval else None,
                 label=str(ScoreBand(band).label),
-                title=f"{ScoreBand(band).label}: {_percent(rate.share)} useful "
-                f"({rate.useful}/{rate.rated}, 95% {_interval(rate)})",
+                title=_("%(band)s: %(share)s useful (%(useful)s/%(rated)s, 95%% %(interval)s)")
+                % {
+                    "band": ScoreBand(band).label,
+                    "share": _percent(rate.share),
+                    "useful": rate.useful,
+                    "rated": rate.rated,
+                    "interval": _interval(rate),
+                },
             )
         )
     return bars

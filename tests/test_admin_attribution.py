@@ -102,6 +102,13 @@ def test_the_page_shows_the_table_and_the_chart(admin_client, rated) -> None:
     assert "100%" in page
 
 
+def test_the_chart_s_bars_say_their_share_in_the_console_s_language(admin_client, rated) -> None:
+    page = admin_client.get(URL).content.decode()
+
+    assert "有用（6/8，95% 区间" in page
+    assert " useful (" not in page
+
+
 def test_the_overview_links_to_it(admin_client) -> None:
     assert URL in admin_client.get(reverse("admin-overview")).content.decode()
 

@@ -62,8 +62,6 @@ def timeline_html(session: DiagnosisSession) -> SafeString:
     for row in session_timeline(session_id=session.session_id):
         item = dict(vars(row))
         item["role_label"] = labels.get(row.role, row.role)
-        if row.duration_ms is None:  # stored without one: none is shown
-            item["duration_ms"] = "—"
         item["cases"] = [
             (
                 case_id,

@@ -130,7 +130,9 @@
 
   var STYLE_ID = "diagnosis-feedback-style";
   var CSS =
-    ".dfb{font:14px/1.5 system-ui,sans-serif;color:#1f2328;border:1px solid #d0d7de;" +
+    // Light, whatever the page around it: its text keeps its contrast on a dark page.
+    ".dfb{font:14px/1.5 system-ui,sans-serif;color:#1f2328;background:#fff;" +
+    "color-scheme:light;border:1px solid #d0d7de;" +
     "border-radius:6px;padding:12px;max-width:36em}" +
     ".dfb button{font:inherit;padding:4px 12px;margin:0 8px 0 0;border:1px solid #8c959f;" +
     "border-radius:4px;background:#f6f8fa;cursor:pointer}" +
