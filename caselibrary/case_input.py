@@ -24,6 +24,7 @@ from config.api import (
     StrictUUIDField,
 )
 from diagnosis.serializers import StrictSessionIdField
+from diagnosis.text import without_bidi_controls
 
 # Each CaseLibrary field a case's input sets, by the name its JSON gives it.
 JSON_NAMES = {
@@ -36,17 +37,25 @@ JSON_NAMES = {
 }
 
 
+class CaseTextField(StrictCharField):
+    """A case's text, taken in without bidirectional controls (diagnosis.text) before
+    the field's own rules (trimmed, blank, length) read it."""
+
+    def to_internal_value(self, data: Any) -> str:
+        return super().to_internal_value(without_bidi_controls(data))
+
+
 class CaseCreateInput(StrictInputSerializer):
     """A MANUAL case, as a curator's tool sends it."""
 
-    title = StrictCharField(max_length=255)
+    title = CaseTextField(max_length=255)
     # 200,000 characters: what the search index reads of a text (caselibrary/passages.py).
-    rootCause = StrictCharField(max_length=INDEXED_CHARS)
-    solution = StrictCharField(max_length=INDEXED_CHARS)
+    rootCause = CaseTextField(max_length=INDEXED_CHARS)
+    solution = CaseTextField(max_length=INDEXED_CHARS)
     faultCategory = StrictCharField(
         max_length=64, required=False, help_text="A code of the fault-category taxonomy."
     )
-    errorCode = StrictCharField(max_length=64, required=False, allow_null=True)
+    errorCode = CaseTextField(max_length=64, required=False, allow_null=True)
     sessionId = StrictSessionIdField(
         required=False, help_text="The session the case is about (one case per session)."
     )
@@ -67,9 +76,9 @@ class CaseIdField(StrictCharField):
             return value
 
 
-class KeptTextField(StrictCharField):
+class KeptTextField(CaseTextField):
     """A text kept as written, the blanks around it too (an answer may open with an
-    indented block); blanks alone are no text."""
+    indented block), but for bidirectional controls; blanks alone are no text."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(trim_whitespace=False, **kwargs)
@@ -92,7 +101,7 @@ class CaseFileRow(CaseCreateInput):
     # The case the row updates.
     caseId = StrictUUIDField(required=False)
     sourceType = StrictChoiceField(SourceType.values, required=False)
-    createdBy = StrictCharField(max_length=64, required=False)
+    createdBy = CaseTextField(max_length=64, required=False)
     # The case the row's case is merged into (caselibrary/services/imports.py).
     mergedInto = CaseIdField(required=False)
 

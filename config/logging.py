@@ -8,9 +8,10 @@ import contextvars
 import json
 import logging
 import multiprocessing.process
+import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TextIO
@@ -37,14 +38,29 @@ def bind_session_id(session_id: str | None) -> Iterator[None]:
         _session_id.reset(token)
 
 
+# The rule a session id keeps, given by the app that owns sessions (diagnosis.apps: the
+# API's lookup rule), which config cannot import; until it is given, no id is taggable.
+_session_id_rule: Callable[[str], object] = lambda session_id: False  # noqa: E731
+
+
+def set_session_id_rule(rule: Callable[[str], object]) -> None:
+    """What `tag_request` takes for a session id: ids that `rule` finds true."""
+    global _session_id_rule
+    _session_id_rule = rule
+
+
 def tag_request(session_id: str | None) -> None:
     """Name the session the current request is about, for the rest of the request.
 
     Unlike bind_session_id this outlives the view, so Django's own request log line
     (written after the view returns, e.g. "Conflict: ...") carries it too. Cleared when
-    the request is finished and when the next one starts.
+    the request is finished and when the next one starts. Only a session id is named:
+    a URL's segment that breaks the session-id rule (a line break, a space, an escape)
+    is not, so that the line cannot be forged with it; the line about the request
+    shows the path.
     """
-    _session_id.set(session_id)
+    taggable = isinstance(session_id, str) and bool(_session_id_rule(session_id))
+    _session_id.set(session_id if taggable else None)
 
 
 def _clear_request_tag(**kwargs: object) -> None:
@@ -166,7 +182,33 @@ def _json_value(value: object) -> object:
     return str(value)
 
 
+# Characters that are not shown as themselves (Unicode's Cc, Cf, Zl and Zp): control
+# characters, ESC and its terminal sequences among them, line and paragraph separators,
+# and format characters (bidirectional controls, zero-width characters, tags), which
+# show a line other than the one written. Listed as Python's Unicode database has them
+# (tests/test_log_escaping.py checks the list against it).
+_UNSHOWN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    r"\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    r"\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    r"\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return json.dumps(match.group())[1:-1]  # \n, \u001b, \u202e; a surrogate pair past the BMP
+
+
+def escaped(text: str) -> str:
+    """`text` with each character that is not shown as itself written as JSON escapes it
+    (\\n, \\u001b, \\u202e); inside a JSON string, the same string."""
+    return _UNSHOWN.sub(_json_escape, text)
+
+
 class JsonFormatter(logging.Formatter):
+    """One JSON object a line; a character not shown as itself (a control or a format
+    character: a bidirectional override, too) as a \\u escape, not raw."""
+
     def format(self, record: logging.LogRecord) -> str:
         entry = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
@@ -177,13 +219,15 @@ class JsonFormatter(logging.Formatter):
         entry.update(_extra_fields(record))
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+        return escaped(json.dumps(entry, ensure_ascii=False))
 
 
 class PlainFormatter(logging.Formatter):
     """The message, then the fields the JSON line has as ` key=value` (a value with a space,
-    a quote, an `=` or a line break in JSON's quotes, so the line stays one line), then
-    `[session …]`; a traceback after that line."""
+    a quote, an `=`, a line break or any character not shown as itself in JSON's quotes,
+    so the line stays one line and shows what was logged), then `[session …]`; a
+    traceback after that line. In the message, such characters are escaped as JSON
+    escapes them."""
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         # UTC with its offset, as the JSON line: local time changed in the middle of a
@@ -191,20 +235,22 @@ class PlainFormatter(logging.Formatter):
         return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        line = super().formatMessage(record)
+        line = escaped(super().formatMessage(record))
         fields = _extra_fields(record)
         session_id = fields.pop("session_id", None)
         pairs = "".join(f" {key}={_plain_value(value)}" for key, value in fields.items())
-        return f"{line}{pairs} [session {session_id}]" if session_id else f"{line}{pairs}"
+        if session_id:
+            return f"{line}{pairs} [session {_plain_value(session_id)}]"
+        return f"{line}{pairs}"
 
 
 def _plain_value(value: object) -> str:
     if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return escaped(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     text = str(value)
-    if text and not any(c.isspace() or c in "\"'=" for c in text):
+    if text and not any(c.isspace() or c in "\"'=" for c in text) and not _UNSHOWN.search(text):
         return text
-    return json.dumps(text, ensure_ascii=False)
+    return escaped(json.dumps(text, ensure_ascii=False))
 
 
 # --- Exceptions nothing catches ---------------------------------------------------

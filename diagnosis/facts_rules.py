@@ -9,7 +9,8 @@ lookups: batches are checked row by row.
 
 Text marked `trimmed` is checked and stored without the whitespace around it, whichever
 way it comes in: the API's fields and the services both cut it with
-diagnosis.services.stored_text.
+diagnosis.services.stored_text, which takes out bidirectional controls too, or, for an
+`identifier`, with stored_identifier, which keeps its characters as sent.
 """
 
 from collections.abc import Callable, Iterable, Mapping
@@ -164,6 +165,7 @@ class Fact(NamedTuple):
     default: object  # when absent
     check: Callable[[Any], Problems]  # of a value that is present and not null
     trimmed: bool = False  # stored without the whitespace around it (services.stored_text)
+    identifier: bool = False  # its characters kept as sent (services.stored_identifier)
 
 
 # By ToolInvocation's (and the services') name, in the order the API lists problems.
@@ -175,6 +177,7 @@ INVOCATION_FACTS: dict[str, Fact] = {
         None,
         partial(text_problems, max_length=INVOCATION_ID_MAX_LENGTH),
         trimmed=True,
+        identifier=True,
     ),
     "tool_name": Fact(
         "toolName",

@@ -9,6 +9,7 @@ allows ingest.
 
 import logging
 import re
+from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -27,7 +28,8 @@ from diagnosis.otlp_mapping import span_count, spans_read
 from diagnosis.otlp_races import RACE_ATTEMPTS, lost_a_race, race_named
 from diagnosis.otlp_services import IngestResult, traces_ingest
 from diagnosis.otlp_wire import Encoding, WireError
-from diagnosis.redaction import redactor
+from diagnosis.redaction import Redactor, redactor
+from diagnosis.text import without_bidi_controls
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +160,9 @@ def _traces(request: HttpRequest) -> HttpResponse:
             )
     except WireError as error:
         return _error(request, encoding, error.status, error.message)
-    read = spans_read(export, redact=redactor(), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS)
+    read = spans_read(
+        export, redact=_stored(redactor()), max_chars=settings.OTLP_MAX_ATTRIBUTE_CHARS
+    )
     result = traces_ingest(records=read.records, rejected=[*decoded.lost, *read.rejected])
     _notes_logged(decoded, result)
     stored, not_stored = _notes_parted(decoded.notes, result.kept)
@@ -167,6 +171,13 @@ def _traces(request: HttpRequest) -> HttpResponse:
     # a message with none lost is a warning (OTLP: partial_success, rejected_spans 0).
     body = otlp_wire.response_body(encoding, rejected=len(result.rejected), message=message)
     return HttpResponse(body, content_type=encoding.content_type)
+
+
+def _stored(redact: Redactor) -> Callable[[str], str]:
+    """Each text a span carries (an attribute's, its name, its error message) as it is
+    stored: without bidirectional controls, as every free text is (diagnosis.text), taken
+    out before the redaction's patterns read it; then redacted."""
+    return lambda text: redact(without_bidi_controls(text))
 
 
 def _authorize(request: HttpRequest) -> None:

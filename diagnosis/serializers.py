@@ -1,5 +1,6 @@
 """JSON shapes of the ingest and read API (camelCase keys)."""
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -42,7 +43,7 @@ from diagnosis.models import (
     ToolKind,
 )
 from diagnosis.self_evaluation import in_contract_order
-from diagnosis.services import InvocationFacts, stored_text
+from diagnosis.services import InvocationFacts, stored_answer, stored_identifier, stored_text
 
 MAX_INVOCATIONS_PER_BATCH = 500
 
@@ -65,15 +66,16 @@ class StrictSessionIdField(serializers.RegexField):
 
 
 class StoredTextField(StrictCharField):
-    """Text the service stores trimmed (diagnosis.services.stored_text): checked as it
-    will be stored, so that the rules (blank, length) see what the service keeps."""
+    """Text as the service stores it (diagnosis.services.stored_text, or `stored`): checked
+    as it will be stored, so that the rules (blank, length) see what the service keeps."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, stored: Callable[[Any], Any] = stored_text, **kwargs: Any) -> None:
         # Trimmed by stored_text() below, the service's rule, not by DRF's own.
         super().__init__(trim_whitespace=False, **kwargs)
+        self.stored = stored
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
-        return super().run_validation(stored_text(data))
+        return super().run_validation(self.stored(data))
 
 
 class SessionStartInput(StrictInputSerializer):
@@ -120,7 +122,7 @@ def tool_invocation_checked(data: Any) -> InvocationFacts:
                     errors[name] = [str(NULL)]
             else:
                 if fact.trimmed:
-                    value = stored_text(value)
+                    value = stored_identifier(value) if fact.identifier else stored_text(value)
                 problems = fact.check(value)
                 if problems:
                     errors[name] = problems
@@ -166,6 +168,7 @@ class ToolInvocationInput(StrictInputSerializer):
     tool_invocation_checked() validates it, for this serializer and for the API alike."""
 
     invocationId = StoredTextField(
+        stored=stored_identifier,
         max_length=INVOCATION_ID_MAX_LENGTH,
         required=False,
         allow_null=True,
@@ -193,12 +196,13 @@ class SessionCompleteInput(StrictInputSerializer):
     status = StrictChoiceField(
         [(status, SessionStatus(status).label) for status in COMPLETION_STATUSES.order]
     )
-    answer = StrictCharField(
+    answer = StoredTextField(
+        # Kept as sent, for the case it may become (Markdown may open with an indent),
+        # but for bidirectional controls.
+        stored=stored_answer,
         required=False,
         allow_null=True,
         allow_blank=True,
-        # Kept as sent, for the case it may become (Markdown may open with an indent).
-        trim_whitespace=False,
         help_text="The full answer given to the user, stored as sent; required for SUCCESS.",
     )
 

@@ -7,11 +7,13 @@ and its words for each problem, keyed by the argument's name (`session_id`, `que
 `user_id`, `status`, `answer`), and for a fact by `invocations`, its index in the batch
 and its name (`match_level`). A view reaching them with bad values still answers 400.
 
-Text is stored as every way in stores it: a query, a userId and an invocation's
-invocationId, tool name, query and error message without the whitespace around them
-(stored_text(), which the API's fields for them apply too, so that they check the value
-that is stored), an invocation's query or error message left empty as null (no text, as
-if absent: stored_facts()); an answer as given (Markdown may open with an indent).
+Text is stored as every way in stores it: a query, a userId and an invocation's tool
+name, query and error message without the whitespace around them and without
+bidirectional controls (stored_text(), which the API's fields for them apply too, so that
+they check the value that is stored; diagnosis.text), its invocationId without the
+whitespace around it, an invocation's query or error message left empty as null (no
+text, as if absent: stored_facts()); an answer as given (Markdown may open with an
+indent) but for bidirectional controls (stored_answer()).
 """
 
 import logging
@@ -40,6 +42,7 @@ from diagnosis.facts_rules import (
     session_start_problems,
 )
 from diagnosis.models import DiagnosisSession, SessionStatus, ToolInvocation
+from diagnosis.text import without_bidi_controls
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +63,6 @@ INVOCATION_CONTENT = (
     "error_message",
     "duration_ms",
 )
-_TRIMMED_FACTS = tuple(field for field, fact in INVOCATION_FACTS.items() if fact.trimmed)
 # The optional texts whose empty value is no text: stored null, as if absent, so that a
 # retry dropping an empty field repeats its call. (An empty invocationId or tool name is
 # refused, not taken for an absent one.)
@@ -68,9 +70,30 @@ _EMPTY_AS_NULL = ("query", "error_message")
 
 
 def stored_text(value: T) -> T:
-    """A text as it is stored: without the whitespace around it. Anything that is not a
-    string is left as it is, for the checks to name."""
+    """A text as it is stored: without bidirectional controls (diagnosis.text) and the
+    whitespace around it. Anything that is not a string is left as it is, for the checks
+    to name."""
+    return without_bidi_controls(value).strip() if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def stored_identifier(value: T) -> T:
+    """An id as it is stored (an invocationId): without the whitespace around it, its
+    characters as sent, so that a retry names the call it names."""
     return value.strip() if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def stored_answer(value: T) -> T:
+    """An answer as it is stored: as sent (Markdown may open with an indent), without
+    bidirectional controls."""
+    return without_bidi_controls(value)
+
+
+# Each trimmed fact and how it is stored: an id as sent, a text as stored_text stores it.
+_TRIMMED_FACTS = tuple(
+    (field, stored_identifier if fact.identifier else stored_text)
+    for field, fact in INVOCATION_FACTS.items()
+    if fact.trimmed
+)
 
 
 class InvocationConflict(Conflict):
@@ -192,6 +215,7 @@ def session_complete(
     completion is a no-op; a different one is a CompletionConflict. Scoring is
     enqueued after the commit of a completion to SUCCESS.
     """
+    answer = stored_answer(answer)
     _check(completion_problems, session_id=session_id, status=status, answer=answer)
     with transaction.atomic():
         session = _lock_session(session_id)
@@ -216,7 +240,7 @@ def stored_facts(facts: T) -> T:
     anything but a mapping is left for the checks to name."""
     if not isinstance(facts, Mapping):
         return facts
-    trimmed = {field: stored_text(facts[field]) for field in _TRIMMED_FACTS if field in facts}
+    trimmed = {field: stored(facts[field]) for field, stored in _TRIMMED_FACTS if field in facts}
     return _empty_as_null({**facts, **trimmed})  # type: ignore[return-value]
 
 

@@ -21,6 +21,7 @@ from diagnosis.models import (
     SESSION_ID_MAX_LENGTH,
     Feedback,
 )
+from diagnosis.text import without_bidi_controls
 from feedback.models import COMMENT_MAX_LENGTH, FeedbackReason
 
 ALLOWED_FEEDBACK = ", ".join(Feedback.values)
@@ -134,7 +135,8 @@ def _reason(value: Any) -> str:
 
 def _free_text(data: dict, name: str) -> str:
     """A reader's own words: a string (null, "" or nothing but blanks and invisible
-    characters for none), kept as typed but for invisible characters at its ends. A NUL
+    characters for none), kept as typed but for invisible characters at its ends and
+    bidirectional controls (diagnosis.text). A NUL
     character, which the database cannot store, is refused as the ingest API refuses
     one: not dropped unseen."""
     value = data.get(name)
@@ -151,6 +153,8 @@ def _free_text(data: dict, name: str) -> str:
     except ValidationError as problem:
         with translation.override(CONTRACT_LANGUAGE):
             raise InvalidFeedbackBody(f"{name} {problem.message}") from None
+    # Stored without bidirectional controls, which would make it show other words.
+    value = without_bidi_controls(value)
     limit = FREE_TEXT_LIMITS[name]
     if len(value) > limit:
         raise InvalidFeedbackBody(f"{name} 不能超过 {limit} 个字符")

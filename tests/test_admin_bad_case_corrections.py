@@ -86,7 +86,7 @@ def test_create_case_from_correction_makes_a_manual_case_linked_to_the_session(
     page = text(create_case(admin_client, session))
 
     case = CaseLibrary.objects.get()
-    assert "1 case created from a correction: “主库 QPS 暴涨”." in strip_tags(page)
+    assert "1 case created from a correction: “\u2068主库 QPS 暴涨\u2069”." in strip_tags(page)
     assert (case.source_type, case.diagnosis_id, case.title, case.root_cause) == (
         "MANUAL",
         "bad-1",
@@ -159,7 +159,7 @@ def test_the_message_links_the_case_made_from_the_correction(admin_client) -> No
     case = CaseLibrary.objects.get()
     assert (
         f'1 case created from a correction: “<a href="{CASES}{case.pk}/change/">'
-        "主库 &lt;QPS&gt; 暴涨</a>”."
+        "\u2068主库 &lt;QPS&gt; 暴涨\u2069</a>”."
     ) in html
 
 
@@ -174,7 +174,7 @@ def test_cases_made_from_several_corrections_are_each_linked(admin_client) -> No
     page = create_case(admin_client, *sessions).content.decode()
 
     links = [
-        f'“<a href="{CASES}{case.pk}/change/">{case.title}</a>”'
+        f'“<a href="{CASES}{case.pk}/change/">\u2068{case.title}\u2069</a>”'
         for case in CaseLibrary.objects.order_by("diagnosis_id")
     ]
     assert "2 cases created from corrections: " in page
@@ -190,7 +190,7 @@ def test_a_refusal_for_a_session_with_a_case_links_that_case(admin_client) -> No
 
     assert (
         "This session already has a case: edit that case instead. (bad-cased) "
-        f'“<a href="{CASES}{case.pk}/change/">已有的案例</a>”'
+        f'“<a href="{CASES}{case.pk}/change/">\u2068已有的案例\u2069</a>”'
     ) in html
 
 

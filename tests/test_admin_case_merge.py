@@ -120,8 +120,10 @@ def test_a_confirmed_merge_is_in_both_cases_history_and_names_who_merged(
     assert response.url == f"{CASES}{older.pk}/change/"
     kept_history = admin_client.get(f"{CASES}{older.pk}/history/").content.decode()
     merged_history = admin_client.get(f"{CASES}{newer.pk}/history/").content.decode()
-    assert f"已将“订单库锁等待超时，下单失败”（{newer.pk}）合并到本案例。" in kept_history
-    assert f"已合并到“订单库锁等待超时导致下单失败”（{older.pk}）。" in merged_history
+    assert (
+        f"已将“\u2068订单库锁等待超时，下单失败\u2069”（{newer.pk}）合并到本案例。" in kept_history
+    )
+    assert f"已合并到“\u2068订单库锁等待超时导致下单失败\u2069”（{older.pk}）。" in merged_history
     assert CaseLibrary.objects.get(pk=older.pk).updated_by == admin_user.get_username()
 
 

@@ -117,15 +117,19 @@ def test_a_merge_an_import_records_is_in_the_history_of_both_cases(curator) -> N
         (
             CHANGE,
             "ops.curator",
-            f"Merged “订单库锁等待” ({MERGED}) into this case by importing cases.jsonl.",
+            f"Merged “\u2068订单库锁等待\u2069” ({MERGED}) into this case by importing cases.jsonl.",
         ),
     ]
     assert history(merged) == [
         (ADDITION, "ops.curator", "Added by importing cases.jsonl."),
-        (CHANGE, "ops.curator", f"Merged into “订单库锁超时” ({KEPT}) by importing cases.jsonl."),
+        (
+            CHANGE,
+            "ops.curator",
+            f"Merged into “\u2068订单库锁超时\u2069” ({KEPT}) by importing cases.jsonl.",
+        ),
     ]
     page = text(curator.get(f"{CASES}{merged.pk}/history/"))
-    assert f"Merged into “订单库锁超时” ({KEPT}) by importing cases.jsonl." in page
+    assert f"Merged into “\u2068订单库锁超时\u2069” ({KEPT}) by importing cases.jsonl." in page
 
 
 def test_a_merge_of_two_unchanged_cases_is_the_only_entry_the_import_logs(curator) -> None:
@@ -149,11 +153,15 @@ def test_a_merge_of_two_unchanged_cases_is_the_only_entry_the_import_logs(curato
         (
             CHANGE,
             "ops.curator",
-            f"Merged “副本” ({merged.pk}) into this case by importing merges.jsonl.",
+            f"Merged “\u2068副本\u2069” ({merged.pk}) into this case by importing merges.jsonl.",
         )
     ]
     assert history(merged) == [
-        (CHANGE, "ops.curator", f"Merged into “原件” ({kept.pk}) by importing merges.jsonl.")
+        (
+            CHANGE,
+            "ops.curator",
+            f"Merged into “\u2068原件\u2069” ({kept.pk}) by importing merges.jsonl.",
+        )
     ]
 
 

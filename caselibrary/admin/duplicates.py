@@ -30,6 +30,7 @@ from caselibrary.services.duplicates import (
     merged_cases_count,
 )
 from diagnosis.admin_times import long_time
+from diagnosis.text import isolated
 
 
 class NearDuplicateFilter(admin.SimpleListFilter):
@@ -100,17 +101,18 @@ class NearDuplicatesMixin:
             request,
             kept,
             gettext("Merged “%(title)s” (%(id)s) into this case.")
-            % {"title": merged.title, "id": merged.pk},
+            % {"title": isolated(merged.title), "id": merged.pk},
         )
         self.log_change(  # type: ignore[attr-defined]
             request,
             merged,
-            gettext("Merged into “%(title)s” (%(id)s).") % {"title": kept.title, "id": kept.pk},
+            gettext("Merged into “%(title)s” (%(id)s).")
+            % {"title": isolated(kept.title), "id": kept.pk},
         )
         self.message_user(  # type: ignore[attr-defined]
             request,
             _("Merged: the older case “%(title)s” is kept; the other is found through it.")
-            % {"title": kept.title},
+            % {"title": isolated(kept.title)},
             messages.SUCCESS,
         )
         return HttpResponseRedirect(_case_url(kept.pk))

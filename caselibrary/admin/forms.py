@@ -16,6 +16,7 @@ from caselibrary.error_codes import normalise_error_code
 from caselibrary.services.cases import case_fields_for_update, session_can_become_case
 from config.api import shows_words
 from diagnosis.models import DiagnosisSession
+from diagnosis.text import without_bidi_controls
 
 # The sessions' "create a case" action gives the same reason, in the same words.
 SESSION_CANNOT_BECOME_CASE = _(
@@ -51,7 +52,8 @@ _DIGEST = "sha256:"
 
 def _normal(text: Any) -> str:
     """A text as CaseTextField takes it in."""
-    return str(text or "").strip().replace("\r\n", "\n").replace("\r", "\n")
+    text = without_bidi_controls(str(text or "")).strip()
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _is_digest(value: Any) -> bool:
@@ -75,13 +77,13 @@ class TextDigestInput(forms.HiddenInput):
 
 
 class CaseTextField(forms.CharField):
-    """A case's text with the line endings every other path stores: browsers post a
-    textarea's lines ending in \r\n."""
+    """A case's text with the line endings every other path stores (browsers post a
+    textarea's lines ending in \r\n), without bidirectional controls (diagnosis.text)."""
 
     hidden_widget = TextDigestInput
 
     def to_python(self, value: Any) -> str | None:
-        text = super().to_python(value)
+        text = super().to_python(without_bidi_controls(value))
         # Invisible characters alone are blank, as in the API and the import.
         if text and not shows_words(text):
             return self.empty_value

@@ -19,6 +19,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from caselibrary.models import CaseLibrary
 from caselibrary.services.imports import CASE_FILE_SUFFIXES, FileOutcome, cases_import_file
 from config.admin_history import log_entries
+from diagnosis.text import isolated
 
 # Cases read per statement for their entries in the admin history.
 LOG_BATCH = 1000
@@ -179,7 +180,8 @@ def _merge_entries(outcome: FileOutcome) -> Iterator[tuple[CaseLibrary, str]]:
         for merged_id, kept_id in batch:
             kept, merged = cases[kept_id], cases[merged_id]
             for case, message, other in ((kept, into_this, merged), (merged, into_other, kept)):
-                yield case, message % {"title": other.title, "id": other.pk, "file": outcome.source}
+                title = isolated(other.title)
+                yield case, message % {"title": title, "id": other.pk, "file": outcome.source}
 
 
 def _declared_length(request: HttpRequest) -> int:

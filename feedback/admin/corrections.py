@@ -14,6 +14,7 @@ from caselibrary.models import CaseLibrary
 from caselibrary.selectors import case_get, case_id_for_session
 from config.admin_site import ModelPages, model_pages
 from config.api import DomainError
+from diagnosis.text import isolated
 from feedback.services import ALREADY_A_CASE, bad_case_case_from_correction
 
 # Cases made from corrections by one action: each is an operator's decision to read.
@@ -65,7 +66,7 @@ def _case_link(case: CaseLibrary, pages: ModelPages) -> SafeString:
     """The case's title, linked to its page (as the admin's own messages name what they
     added) when it opens to the operator: making cases is not reading them."""
     url = reverse("admin:caselibrary_caselibrary_change", args=[case.pk])
-    return format_html("“{}”", pages.link(CaseLibrary, url, case.title))
+    return format_html("“{}”", pages.link(CaseLibrary, url, isolated(case.title)))
 
 
 def _refusal(reason: str, session_id: str, pages: ModelPages) -> SafeString:
