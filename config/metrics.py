@@ -6,10 +6,12 @@ queue's depth and the age of its oldest waiting task, the apps' gauges) is in
 config/metrics_scrape.py. Under gunicorn (several worker processes) and beside `qcluster`
 workers, set PROMETHEUS_MULTIPROC_DIR to a directory every process of the machine shares
 (emptied before the service starts): each process writes its samples there and the scrape
-adds them up. `config/gunicorn.conf.py` marks a dead worker's files so its gauges go;
-manage.py has a process that ends remove its files of zeros (process_ended: a command
-that recorded nothing leaves nothing); `manage.py devserver` (what `make run` starts)
-empties VAR_DIR/prometheus and hands it to its web server and worker.
+adds them up. The files of processes that ended are folded into one archive per type
+(config/metrics_compaction.py), by the scrape and by process_ended, which
+`config/gunicorn.conf.py` calls for a dead worker and manage.py as a process exits (its
+files of zeros simply go: a command that recorded nothing leaves nothing); `manage.py
+devserver` (what `make run` starts) empties VAR_DIR/prometheus and hands it to its web
+server and worker.
 
 Labels are bounded: the URL route's name (never the raw path), the HTTP method and status,
 the session status, the feedback value, the case source, the match level.
@@ -42,9 +44,17 @@ from prometheus_client import (
 from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.registry import REGISTRY, Collector
 
+from config import metrics_compaction
+from config.failure_log import RepeatedFailures
 from config.metrics_scrape import ReadAtScrape
 
 logger = logging.getLogger(__name__)
+
+# Before the first sample file is made: this process's claim on its pid, by which a
+# compaction tells a process that ended (config/metrics_compaction.py); a forked child
+# (a gunicorn or qcluster worker) claims its own before it writes.
+metrics_compaction.claim_pid()
+os.register_at_fork(after_in_child=metrics_compaction.claim_pid)
 
 # No *_created series: the multi-process scrape has none, and one process's would double
 # every counter's and histogram's series.
@@ -155,7 +165,9 @@ _READS = 5
 
 
 class _EveryProcess(multiprocess.MultiProcessCollector):
-    """Every process's samples, leaving out the files not sized yet.
+    """Every process's samples, leaving out the files not sized yet, after folding the
+    files of processes that ended into the archive (config/metrics_compaction.py); read
+    under the directory's shared lock, so that no compaction runs during the read.
 
     prometheus_client creates a process's sample file empty and sizes it just after; a
     scrape in between (a worker starting, or recycled by the queue) failed as a whole on
@@ -166,14 +178,35 @@ class _EveryProcess(multiprocess.MultiProcessCollector):
     """
 
     def collect(self) -> Iterator[Any]:
-        for _again in range(_READS - 1):
-            with contextlib.suppress(FileNotFoundError):
-                return self._merged()
-        return self._merged()
+        _compact(self._path, wait_seconds=0.0)  # a scrape busy reading: the next one does
+        with metrics_compaction.reading(self._path):
+            for _again in range(_READS - 1):
+                with contextlib.suppress(FileNotFoundError):
+                    return self._merged()
+            return self._merged()
 
     def _merged(self) -> Iterator[Any]:
         files = glob.glob(os.path.join(self._path, "*.db"))
         return self.merge([f for f in files if _sized(f)], accumulate=True)
+
+
+_compaction_failures = RepeatedFailures()
+COMPACTION_LOG_SECONDS = 600
+
+
+def _compact(directory: str, *, wait_seconds: float) -> None:
+    try:
+        metrics_compaction.compact_ended(directory, wait_seconds=wait_seconds)
+    except Exception as exc:  # the scrape answers all the same, reading the files as they are
+        more = _compaction_failures.failed("compaction", every=COMPACTION_LOG_SECONDS)
+        if more is not None:
+            logger.warning(
+                "metrics: the files of processes that ended could not be folded into the "
+                "archive (%d more failures since the last line): %s",
+                more,
+                exc,
+                exc_info=exc,
+            )
 
 
 def _sized(path: str) -> bool:
@@ -193,11 +226,12 @@ def process_ended(pid: int | None = None) -> None:
     that loads the service makes a counter and a histogram file (the metrics without
     labels are made at import), so each run of a command that records nothing (`check`,
     `create_api_key`, a cron'd `purge_sessions`) left two files, and each scrape reads
-    every file. Removing zeros changes no total. A file holding a count stays until the
-    directory is emptied before the service starts: without it the machine's counters
-    would go backwards, which prometheus_client's rules forbid. manage.py calls this as
-    its process exits; gunicorn's master for each worker that exits (`pid`) and for itself
-    (it loads the service to check it before the workers start)."""
+    every file. Removing zeros changes no total. A file holding a count is not simply
+    removed (the machine's counters would go backwards, which prometheus_client's rules
+    forbid): its counts are folded into the archive with those of every other process that
+    ended (config/metrics_compaction.py), and then it goes. manage.py calls this as its
+    process exits; gunicorn's master for each worker that exits (`pid`) and for itself (it
+    loads the service to check it before the workers start)."""
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if not directory:
         return
@@ -207,6 +241,14 @@ def process_ended(pid: int | None = None) -> None:
         if _only_zeros(path):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
+    if pid == os.getpid():
+        metrics_compaction.release_claim()  # it records nothing more
+    _compact(directory, wait_seconds=_ENDED_WAIT_SECONDS)
+
+
+# How long a process that ends waits for the scrapes reading at that moment; past that the
+# next scrape folds its files.
+_ENDED_WAIT_SECONDS = 5.0
 
 
 def _only_zeros(path: str) -> bool:
