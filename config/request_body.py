@@ -17,7 +17,8 @@ connection with the body still arriving: the kernel resets a connection closed w
 unread, so a client that sends its whole body before it reads (urllib, OTLP exporters,
 nginx writing the body it buffered) met a broken pipe, or nginx's HTML 502, which
 exporters retry, body and all, instead of the 413. So, as HTTP servers do before they
-close ("lingering close"), whatever answers 413 here first has the rest of the body read
+close ("lingering close"), whatever answers 413 here (or refuses the request in any
+way, perhaps before reading it: a key missing on /v1/traces) first has the rest of the body read
 and thrown away, bounded in bytes and in time (DRAIN_LIMIT_FACTOR, DRAIN_SECONDS), and
 says `Connection: close`. Past either bound the rest is left unread, and the client may
 see the reset as before.
@@ -74,8 +75,11 @@ class ChunkedBodyLength:
         refused: list[bool] = []
 
         def answer(status: str, headers: list, exc_info: Any = None) -> Any:
-            if status.startswith("413"):
+            # Any refusal may come before the body is read (a key missing on /v1/traces):
+            # what is left of it is read below (nothing, when the endpoint read it all).
+            if status[:1] in ("4", "5"):
                 refused.append(True)
+            if status.startswith("413"):
                 # gunicorn's sync worker closes every connection and says so itself (it
                 # drops an application's Connection header); a server that keeps
                 # connections open must not read the next request from the rest.
@@ -86,7 +90,7 @@ class ChunkedBodyLength:
         if refused:
             cap = self.limit * DRAIN_LIMIT_FACTOR
             if declared is not None and declared > cap:
-                logger.info("413: the body (%d bytes declared) is left unread", declared)
+                logger.info("refused: the body (%d bytes declared) is left unread", declared)
             else:
                 rest_discarded(stream, environ.get("gunicorn.socket"), cap - already_read)
         return response
@@ -110,7 +114,7 @@ def rest_discarded(stream: Any, sock: Any, most: int) -> None:
         while True:
             left = deadline - time.monotonic()
             if read >= most or left <= 0:
-                logger.info("413: the rest of the body is left unread after %d bytes", read)
+                logger.info("refused: the rest of the body is left unread after %d bytes", read)
                 return
             if sock is not None:
                 sock.settimeout(left)
@@ -119,7 +123,7 @@ def rest_discarded(stream: Any, sock: Any, most: int) -> None:
                 return
             read += len(data)
     except Exception as exc:  # whatever the server's reader raises: a reset, a timeout
-        logger.info("413: the rest of the body could not be read (%s)", exc.__class__.__name__)
+        logger.info("refused: the rest of the body could not be read (%s)", exc.__class__.__name__)
     finally:
         if sock is not None:
             sock.settimeout(kept_timeout)

@@ -11,7 +11,6 @@ import json
 import socket
 import subprocess
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from dataclasses import dataclass
 
 import pytest
@@ -19,7 +18,15 @@ from google.rpc.status_pb2 import Status
 
 from diagnosis.models import ApiKey, DiagnosisSession
 from tests.otlp import export, new_span_id, new_trace_id, span
-from tests.processes import ROOT, child_env, gunicorn_command, http_ok, stop_group, wait_for
+from tests.processes import (
+    ROOT,
+    child_env,
+    free_port,
+    gunicorn_command,
+    http_ok,
+    stop_group,
+    wait_for,
+)
 
 LIMIT = 4 * 1024 * 1024
 OVER = LIMIT + 1
@@ -34,18 +41,6 @@ class Answer:
 
     def json(self) -> dict:
         return json.loads(self.body)
-
-
-def port_in_range() -> int:
-    """A free loopback port among 8700-8799."""
-    for port in range(8700, 8800):
-        with closing(socket.socket()) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port among 8700-8799")
 
 
 def sent_whole_then_read(port: int, head: str, body: bytes | Iterator[bytes]) -> Answer:
@@ -97,7 +92,7 @@ class TestUnderGunicorn:
             CASE_IMPORT_MAX_BYTES=str(1024 * 1024),
             GUNICORN_ACCESS_LOG="0",
         )
-        port = port_in_range()
+        port = free_port()
         web = subprocess.Popen(
             [*gunicorn_command(port), "--workers", "1"],
             env=env,
@@ -148,6 +143,16 @@ class TestUnderGunicorn:
 
         assert answer.status == 413
         assert answer.json()["code"] == "payload_too_large"
+
+    def test_spans_sent_whole_without_a_key_get_the_otlp_401(self, port) -> None:
+        # Refused before its body is read: the rest is read all the same before the
+        # answer, or the exporter meets a reset (a 502 behind nginx) and retries.
+        answer = sent_whole_then_read(
+            port, head_of("/v1/traces", content_type=PROTOBUF, length=LIMIT), b"x" * LIMIT
+        )
+
+        assert answer.status == 401
+        assert answer.headers["Content-Type"] == PROTOBUF
 
     def test_a_session_body_of_exactly_the_limit_is_still_served(self, port) -> None:
         document = json.dumps({"sessionId": "at-limit", "query": "磁盘满了"}, ensure_ascii=False)
