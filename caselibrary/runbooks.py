@@ -283,19 +283,12 @@ def _body(lines: list[str], start: int, end: int) -> str:
 
 def _without_comments(lines: list[str]) -> list[str]:
     """The lines with HTML comments blanked out (as many lines: errors keep their line
-    numbers), but in fenced code blocks and inline code spans."""
+    numbers), but in fenced code blocks and inline code spans (a fence line inside a
+    comment, which is rare, is taken as a fence all the same)."""
     kept: list[str] = []
     in_comment = False
-    fence: str | None = None
-    for line in lines:
-        opener = _FENCE.match(line) if not in_comment else None
-        if opener or fence is not None:
-            if opener:
-                marker = opener.group(1)
-                if fence is None:
-                    fence = marker[0] * 3
-                elif marker.startswith(fence):
-                    fence = None
+    for _index, line, code in lines_in_code(lines):
+        if code and not in_comment:
             kept.append(line)
             continue
         text, in_comment = _strip_comments(line, in_comment)
