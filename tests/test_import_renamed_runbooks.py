@@ -97,3 +97,19 @@ def test_a_runbook_moved_renamed_and_edited_at_once_is_a_new_case(folder) -> Non
 
     assert "1 case was created" in out
     assert case_of(new) != CaseImportSource.objects.get(source_path__endswith=old.name).case
+
+
+def test_a_folder_imported_again_from_another_working_directory_is_the_same_cases(
+    folder, tmp_path, monkeypatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run(folder)  # known by their absolute paths: the folder is outside this directory
+    count = CaseLibrary.objects.count()
+    monkeypatch.chdir(tmp_path)
+
+    out = run(Path("runbooks"))  # the same files, by their paths from here
+
+    assert "0 cases were created" in out
+    assert CaseLibrary.objects.count() == count

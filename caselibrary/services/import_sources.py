@@ -53,16 +53,24 @@ def source_found(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | No
 
 
 def _moved_here(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
-    """A runbook renamed or moved since its last import: the one runbook, imported by its
-    path from a file that is no longer there, with the same content, or with the same
-    title in the same folder or under the same name (renamed or moved, and edited). A copy
-    whose first file is still there is a runbook of its own."""
+    """A runbook known by another path: the same file reached from another working
+    directory (a key is a path from there); or one renamed or moved since its last
+    import: the one runbook, imported by its path from a file that is no longer there,
+    with the same content, or with the same title in the same folder or under the same
+    name (renamed or moved, and edited). A copy whose first file is still there is a
+    runbook of its own."""
     here = Path(item.source_path)
     sources = CaseImportSource.objects.select_related("case").filter(
         Q(content_hash=item.content_hash) | Q(case__title=item.record.title),
         source_path__contains="/",
     )
-    gone = [source for source in sources if not Path(source.source_path).exists()]
+    gone = []
+    for source in sources:
+        there = Path(source.source_path)
+        if not there.exists():
+            gone.append(source)
+        elif here.exists() and there.samefile(here):
+            return source.case, source
     same = [source for source in gone if source.content_hash == item.content_hash] or [
         source
         for source in gone
