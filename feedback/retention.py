@@ -6,6 +6,7 @@ bad-case queue, the attribution pages, the case's source): it stays, however old
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -40,12 +41,17 @@ def _purgeable(cutoff: object) -> QuerySet:
 
 
 def sessions_purge(
-    *, older_than: timedelta, dry_run: bool = False, batch: int = PURGE_BATCH
+    *,
+    older_than: timedelta,
+    dry_run: bool = False,
+    batch: int = PURGE_BATCH,
+    progress: Callable[[int], None] | None = None,
 ) -> PurgeResult:
     """Remove sessions created more than `older_than` ago that have no feedback and no
     case. Each batch is its own short transaction, which locks its sessions and checks
     the rule again: a session rated or made a case meanwhile stays, and one rated while
-    the batch is deleted is not found by the rating (404)."""
+    the batch is deleted is not found by the rating (404). `progress` is told the
+    sessions removed so far after each batch commits."""
     cutoff = timezone.now() - older_than
     if dry_run:
         return PurgeResult(_purgeable(cutoff).count(), cutoff.isoformat(), dry_run=True)
@@ -75,6 +81,8 @@ def sessions_purge(
             locked = list(locked.values_list("pk", flat=True))
             _, per_model = _purgeable(cutoff).filter(pk__in=locked).delete()
         removed += per_model.get(DiagnosisSession._meta.label, 0)
+        if progress:
+            progress(removed)
     logger.info("sessions purged", extra={"sessions": removed, "cutoff": cutoff.isoformat()})
     return PurgeResult(removed, cutoff.isoformat(), dry_run=False)
 

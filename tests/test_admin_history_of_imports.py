@@ -117,7 +117,8 @@ def test_a_merge_an_import_records_is_in_the_history_of_both_cases(curator) -> N
         (
             CHANGE,
             "ops.curator",
-            f"Merged “\u2068订单库锁等待\u2069” ({MERGED}) into this case by importing cases.jsonl.",
+            f"Merged “\u2068订单库锁等待\u2069” ({MERGED}) into this case"
+            " by importing cases.jsonl.",
         ),
     ]
     assert history(merged) == [

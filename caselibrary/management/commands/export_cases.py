@@ -1,6 +1,5 @@
 """Write the case library as JSONL (the API's case fields), which import_cases reads back."""
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +7,7 @@ from django.core.management.base import CommandParser
 
 from caselibrary.selectors import cases_as_jsonl
 from diagnosis.management.commands._base import ServiceCommand
+from diagnosis.management.output import replaced_when_complete, write_to_stdout
 
 
 class Command(ServiceCommand):
@@ -21,11 +21,10 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, output: Path | None, **options: Any) -> None:
         if output is None:
-            for line in cases_as_jsonl():
-                sys.stdout.write(line)
+            write_to_stdout(cases_as_jsonl())
             return
         count = 0
-        with output.open("w", encoding="utf-8") as file:
+        with replaced_when_complete(output) as file:
             for line in cases_as_jsonl():
                 file.write(line)
                 count += 1

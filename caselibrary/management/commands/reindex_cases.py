@@ -19,9 +19,6 @@ from caselibrary.services.index import (
 )
 from diagnosis.management.commands._base import ServiceCommand, first_line
 
-# The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell gives it.
-STOPPED_STATUS = 130
-
 
 class Command(ServiceCommand):
     help = (
@@ -35,18 +32,16 @@ class Command(ServiceCommand):
             "--all", action="store_true", help="every case, not only those of another model"
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            self._reindex(everything=options["all"])
-        except KeyboardInterrupt:
-            # Ctrl-C: the cases not done yet stay marked, and a next run goes on with them.
-            self.stderr.write(
-                "Stopped. The cases not re-indexed yet stay marked: run reindex_cases again "
-                "and it goes on where it stopped."
-            )
-            raise SystemExit(STOPPED_STATUS) from None
+    def stopped_line(self) -> str:
+        # Stopped (Ctrl-C, SIGTERM): the cases not done yet stay marked, and a next run
+        # goes on with them.
+        return (
+            "Stopped. The cases not re-indexed yet stay marked: run reindex_cases again "
+            "and it goes on where it stopped."
+        )
 
-    def _reindex(self, *, everything: bool) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
+        everything = options["all"]
         marked = cases_mark_for_reindex(everything=everything)
         if case_indexer_running():
             self.stdout.write(

@@ -1,13 +1,12 @@
 """Export the case library or the bad cases as CSV or JSON Lines, in primary-key batches."""
 
-import os
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import CommandParser
 
 from diagnosis.management.commands._base import ServiceCommand
+from diagnosis.management.output import replaced_when_complete, write_to_stdout
 from feedback.exports import EXPORTS, FORMATS, export_lines, export_querysets, export_rows
 
 # What a row of each export is, in the summary line.
@@ -40,16 +39,9 @@ class Command(ServiceCommand):
         rows = counted(export_rows(export, export_querysets()[what]))
         lines = export_lines(export, rows, format)
         if output is None:
-            try:
-                for line in lines:
-                    sys.stdout.write(line)
-                sys.stdout.flush()
-            except BrokenPipeError:
-                # The reader has had enough (`export cases | head`): not an error. Standard
-                # output goes to /dev/null so the interpreter's final flush stays quiet.
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            write_to_stdout(lines)
             return
-        with open(output, "w", encoding="utf-8", newline="") as out:
+        with replaced_when_complete(output, newline="") as out:
             for line in lines:
                 out.write(line)
         # As export_cases says it; on standard output the data stays alone.

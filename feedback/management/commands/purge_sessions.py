@@ -67,11 +67,25 @@ class Command(ServiceCommand):
             help=f"sessions per transaction ({PURGE_BATCH})",
         )
 
+    removed = 0
+
+    def stopped_line(self) -> str:
+        return (
+            f"Stopped. At least {self.removed} session(s) removed; run purge_sessions "
+            "again to remove the rest."
+        )
+
     def handle(
         self, *args: Any, older_than: str, dry_run: bool, batch: int, **options: Any
     ) -> None:
         if batch < 1:
             raise CommandError("--batch must be at least 1")
-        result = sessions_purge(older_than=parse_age(older_than), dry_run=dry_run, batch=batch)
+        result = sessions_purge(
+            older_than=parse_age(older_than), dry_run=dry_run, batch=batch, progress=self._removed
+        )
         verb = "would be removed" if dry_run else "removed"
         self.stdout.write(f"{result.sessions} session(s) created before {result.cutoff} {verb}.")
+
+    def _removed(self, so_far: int) -> None:
+        # For the line a stopped run ends with (told after each batch commits).
+        self.removed = so_far
