@@ -264,39 +264,21 @@ FINDABILITY_TOP = 3
 
 def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
     """Search each case's title and error code; the shares found at L0 and in the top 3.
-
-    With `sample`, that many cases spread evenly over the library (by case id). None
-    when nothing is indexed yet.
-    """
+    With `sample`, that many cases spread evenly over the library (by case id). None when
+    nothing is indexed yet. Stops at a search that answers degraded (`degraded_by`)."""
     if not CasePassage.objects.exists():
         return None
     total = CaseLibrary.objects.count()
     step = max(1, total // sample) if sample else 1
-    every = CaseLibrary.objects.order_by("case_id").values_list("case_id", flat=True)
+    every = CaseLibrary.objects.order_by("case_id").values_list("case_id", "title", "error_code")
     picked = list(every.iterator())[::step][: sample or None]
     counts = {"title_l0": 0, "title_top3": 0, "code_l0": 0, "code_top3": 0, "with_code": 0}
-    for start in range(0, len(picked), 1000):
-        rows = CaseLibrary.objects.filter(case_id__in=picked[start : start + 1000]).values_list(
-            "case_id", "title", "error_code"
-        )
-        for case_id, title, error_code in rows:
-            found = cases_find(query=title, limit=FINDABILITY_TOP).matches
-            counts["title_l0"] += any(
-                m.case.case_id == case_id and m.match_level == L0 for m in found
-            )
-            counts["title_top3"] += any(m.case.case_id == case_id for m in found)
-            if error_code:
-                counts["with_code"] += 1
-                found = cases_find(query=error_code, limit=FINDABILITY_TOP).matches
-                counts["code_l0"] += any(
-                    m.case.case_id == case_id and m.match_level == L0 for m in found
-                )
-                counts["code_top3"] += any(m.case.case_id == case_id for m in found)
-    checked = len(picked)
-    with_code = counts["with_code"]
+    degraded_by = next(filter(None, (_found_again(counts, *row) for row in picked)), "")
+    checked, with_code = len(picked), counts["with_code"]
     return {
         "version": case_index_state().version,
         "cases": checked,
+        "degraded_by": degraded_by,
         "with_code": with_code,
         "title_l0": counts["title_l0"] / checked if checked else 0.0,
         "title_top3": counts["title_top3"] / checked if checked else 0.0,
@@ -304,6 +286,19 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
         "code_top3": counts["code_top3"] / with_code if with_code else 0.0,
         "checked_at": timezone.now().isoformat(),
     }
+
+
+def _found_again(counts: dict[str, int], case_id: str, title: str, code: str | None) -> str:
+    """Count the searches by title and code that find the case; what degraded one, if any."""
+    counts["with_code"] += bool(code)
+    for by, query in (("title", title), ("code", code)):
+        found = cases_find(query=query, limit=FINDABILITY_TOP) if query else None
+        own = [m for m in found.matches if m.case.case_id == case_id] if found else []
+        counts[f"{by}_l0"] += any(m.match_level == L0 for m in own)
+        counts[f"{by}_top3"] += bool(own)
+        if found and found.degraded:
+            return found.degraded_by or "a search answered degraded"
+    return ""
 
 
 # --- Curation -------------------------------------------------------------------------

@@ -4,8 +4,9 @@ import json
 import logging
 import socket
 from collections.abc import Collection, Mapping, Sequence
-from datetime import timedelta
+from datetime import date, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -23,6 +24,7 @@ from evaluation.opinion.base import (
     OpinionError,
     OpinionProvider,
     OpinionSubject,
+    OpinionUnreachable,
     opinion_document,
 )
 from evaluation.rules import Evaluation, InvocationFacts, evaluate
@@ -113,11 +115,20 @@ def session_evaluate(*, session_id: str) -> Evaluation | None:
     return result
 
 
-def sessions_evaluate(
-    *,
-    sessions: Sequence[tuple[str, str]],
-    current: Mapping[str, str | None] | None = None,
-) -> int:
+Current = Mapping[str, str | None] | None
+
+
+class ScoreCounts(NamedTuple):
+    scored: int  # the sessions scored (read and evaluated)
+    changed: int  # of them, those whose stored score was written (new or different)
+
+
+def sessions_evaluate(*, sessions: Sequence[tuple[str, str]], current: Current = None) -> int:
+    """How many sessions sessions_score scored."""
+    return sessions_score(sessions=sessions, current=current).scored
+
+
+def sessions_score(*, sessions: Sequence[tuple[str, str]], current: Current = None) -> ScoreCounts:
     """Score a batch of (session_id, status) pairs: one aggregate query, few UPDATEs.
 
     Sessions that share a result (most do) are written by one UPDATE ... WHERE IN.
@@ -126,12 +137,12 @@ def sessions_evaluate(
     change: a rescore after no rule change then only reads. The text is compared with
     json.dumps' output and its compact form (MariaDB and SQLite); a database that stores
     JSON in another form (MySQL 8 reorders keys) only loses the saving. An opinion
-    already formed is kept. Returns how many sessions were scored. RUNNING sessions are
-    skipped.
+    already formed is kept. Returns how many sessions were scored and how many of their
+    stored scores were written. RUNNING sessions are skipped.
     """
     scorable = [(sid, status) for sid, status in sessions if status in SCORABLE_STATUSES]
     if not scorable:
-        return 0
+        return ScoreCounts(0, 0)
     facts = invocation_facts_by_session(session_ids=[sid for sid, _ in scorable])
     # The rules are a pure function of (status, facts): evaluated once per distinct pair,
     # and sessions grouped by their result (as JSON text) for the writes.
@@ -146,15 +157,17 @@ def sessions_evaluate(
         if current is not None and current.get(sid) in known[1]:
             continue
         by_result.setdefault(known[1][0], (known[0], []))[1].append(sid)
+    changed = 0
     if by_result:
         with transaction.atomic():
             for result, session_ids in by_result.values():
                 placeholders = ", ".join(["%s"] * len(session_ids))
                 written = _write_rule_part(result, f"session_id IN ({placeholders})", session_ids)
+                changed += written
                 for _ in range(written):
                     metrics.score_written(result["evidence_score"])
     opinions_enqueue(session_ids=[sid for sid, _ in scorable])
-    return len(scorable)
+    return ScoreCounts(len(scorable), changed)
 
 
 # --- Opinions -------------------------------------------------------------------------
@@ -165,6 +178,18 @@ PROVIDER_HEURISTIC, PROVIDER_OPENAI, PROVIDER_OFF = OPINION_PROVIDERS
 
 class OpinionBudgetExhausted(OpinionError):
     """Today's OPINION_DAILY_BUDGET of provider calls is spent."""
+
+
+# Calls in a row that never reach the provider before a batch stops asking it.
+UNREACHABLE_IN_A_ROW = 3
+
+
+class OpinionEndpointUnreachable(OpinionError):
+    """A batch stopped, its calls not reaching the provider (what it formed is stored)."""
+
+    def __init__(self, message: str, *, written: int, failed: int, untried: int) -> None:
+        super().__init__(message)
+        self.written, self.failed, self.untried = written, failed, untried
 
 
 # The opinion tasks, by name (evaluation/tasks.py imports this module).
@@ -246,7 +271,7 @@ def _openai(
     )
 
 
-def opinion_budget_spend(*, limit: int) -> bool:
+def opinion_budget_spend(*, limit: int, day: date | None = None) -> bool:
     """Take one call from today's budget (UTC day); False when it is spent.
 
     One conditional UPDATE (`calls < limit`) per call: concurrent workers on any number of
@@ -256,7 +281,7 @@ def opinion_budget_spend(*, limit: int) -> bool:
     """
     if limit <= 0:
         return False
-    today = timezone.now().date()
+    today = day or timezone.now().date()
     budget = OpinionBudget.objects.filter(day=today, calls__lt=limit)
     if budget.update(calls=F("calls") + 1):
         return True
@@ -268,12 +293,25 @@ def opinion_budget_spend(*, limit: int) -> bool:
         return bool(budget.update(calls=F("calls") + 1))
 
 
+def opinion_budget_refund(*, day: date) -> None:
+    """Give back a call taken from `day`'s budget that never reached the provider (taken
+    before, given back after: concurrent workers still never make more than the budget)."""
+    OpinionBudget.objects.filter(day=day, calls__gt=0).update(calls=F("calls") - 1)
+
+
 def _form(provider: OpinionProvider, subject: OpinionSubject) -> Opinion:
-    if provider.source == "llm" and not opinion_budget_spend(limit=settings.OPINION_DAILY_BUDGET):
+    paid = provider.source == "llm"
+    day = timezone.now().date()
+    if paid and not opinion_budget_spend(limit=settings.OPINION_DAILY_BUDGET, day=day):
         raise OpinionBudgetExhausted(
             f"today's opinion budget of {settings.OPINION_DAILY_BUDGET} calls is spent"
         )
-    factors = provider.form(subject)
+    try:
+        factors = provider.form(subject)
+    except OpinionUnreachable:
+        if paid:
+            opinion_budget_refund(day=day)
+        raise
     return opinion_document(provider=provider, factors=factors, created_at=timezone.now())
 
 
@@ -325,26 +363,47 @@ def sessions_opinion_form(
     The opinions are set by a single UPDATE (a CASE over the session ids). A session whose
     opinion cannot be formed keeps what it had and is counted as failed; the others are
     still written. Returns (written, failed). Stops asking a paid provider once the day's
-    budget is spent (the rest count as failed).
+    budget is spent (the rest count as failed). After UNREACHABLE_IN_A_ROW calls in a row
+    that never reached the provider, stores what was formed and raises
+    OpinionEndpointUnreachable (with the counts).
     """
     subjects = opinion_subjects(session_ids=session_ids, only_missing=only_missing)
     if not subjects:
         return 0, 0
     provider = opinion_provider()
     opinions: dict[str, str] = {}
-    failed = 0
+    failed = in_a_row = 0
+    unreachable = ""
     for sid, subject in subjects.items():
         try:
             opinions[sid] = _json(_form(provider, subject))
+            in_a_row = 0
+        except OpinionUnreachable as exc:
+            failed += 1
+            in_a_row += 1
+            logger.warning("opinion not formed: %s", exc, extra={"session_id": sid})
+            if in_a_row >= UNREACHABLE_IN_A_ROW:
+                unreachable = str(exc)
+                break
         except OpinionBudgetExhausted:
             failed += len(subjects) - len(opinions) - failed
             logger.warning("opinion budget spent; the remaining sessions keep no new opinion")
             break
         except OpinionError as exc:
             failed += 1
+            in_a_row = 0  # the provider answered, if not with an opinion
             logger.warning("opinion not formed: %s", exc, extra={"session_id": sid})
-    if not opinions:
-        return 0, failed
+    written = _opinions_write(opinions) if opinions else 0
+    if unreachable:
+        untried = len(subjects) - len(opinions) - failed
+        raise OpinionEndpointUnreachable(
+            unreachable, written=written, failed=failed, untried=untried
+        )
+    return written, failed
+
+
+def _opinions_write(opinions: Mapping[str, str]) -> int:
+    """Set each session's opinion (session id -> JSON text) by one UPDATE."""
     cases = " ".join(["WHEN %s THEN %s"] * len(opinions))
     placeholders = ", ".join(["%s"] * len(opinions))
     sql = _SET_OPINION.format(value=f"CASE session_id {cases} END", where=f"IN ({placeholders})")
@@ -352,8 +411,7 @@ def sessions_opinion_form(
     params += list(opinions)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        written = cursor.rowcount
-    return written, failed
+        return cursor.rowcount
 
 
 def sessions_score_overdue(*, older_than_seconds: int, window_hours: int, limit: int) -> int:

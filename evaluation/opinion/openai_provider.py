@@ -24,6 +24,7 @@ from evaluation.opinion.base import (
     OpinionMalformed,
     OpinionRefused,
     OpinionSubject,
+    OpinionUnreachable,
     validate_factors,
 )
 
@@ -37,6 +38,9 @@ TOOL_TEXT_LIMIT = 300
 # The SDK refuses an empty key; OpenAI-compatible servers on a private network often
 # need none.
 NO_KEY = "none"
+# The HTTP client's errors for a connection that was never made (a refused connection, a
+# connect timeout, a name that does not resolve): the request was never sent.
+NOT_CONNECTED = frozenset({"ConnectError", "ConnectTimeout"})
 
 SYSTEM_PROMPT = """You review answers an AIOps diagnosis agent gave to operators.
 You get the operator's question, the agent's answer, and the facts its tools recorded
@@ -101,11 +105,21 @@ class OpenAIProvider:
             # may write with the key it refused in it: the key is taken out, the exception
             # chain too (django-q2 stores a failed task's exception, and logs it).
             said = str(exc).replace(self._key, "***") if self._key else str(exc)
+            if never_sent(exc):
+                raise OpinionUnreachable(f"{type(exc).__name__}: {said[:300]}") from None
             raise OpinionError(f"{type(exc).__name__}: {said[:300]}") from None
         except ValueError as exc:
             # The client decodes the HTTP body itself; a proxy's HTML page ends here.
             raise OpinionMalformed(f"the endpoint's reply is not JSON: {exc}") from exc
         return factors_from_completion(completion)
+
+
+def never_sent(exc: openai.APIError) -> bool:
+    """Whether the client's last attempt failed before its request left: the connection
+    was never made (the client raises its own error from the transport's)."""
+    return isinstance(exc, openai.APIConnectionError) and (
+        type(exc.__cause__).__name__ in NOT_CONNECTED
+    )
 
 
 def user_message(subject: OpinionSubject) -> str:

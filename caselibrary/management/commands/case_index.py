@@ -1,6 +1,6 @@
 """Index the waiting case changes now, or say what the index holds."""
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -45,7 +45,7 @@ class Command(ServiceCommand):
             except BackendUnavailable as error:
                 raise CommandError(backend_down(error)) from None
             self.stdout.write(f"Indexed {cases} changed case(s).")
-            self._tell_waiting(since=started, what="Not indexed")
+            self._fail_if_waiting(since=started, what="Not indexed")
             return
         status = case_index_status(waiting=True)
         if status.loaded_version is not None:
@@ -61,11 +61,12 @@ class Command(ServiceCommand):
         else:
             self.stdout.write("Nothing is indexed yet: start the worker, or run with --build.")
         if status.requested_at:
+            oldest = status.requested_at.astimezone(UTC)
             self.stdout.write(
-                f"Changes are waiting (the oldest at {status.requested_at:%H:%M:%S})."
+                f"Changes are waiting (the oldest at {oldest:%Y-%m-%d %H:%M:%S} UTC)."
             )
             since = timezone.now() - STUCK_AFTER
-            self._tell_waiting(since=since, what="Waiting for over 5 minutes")
+            self._fail_if_waiting(since=since, what="Waiting for over 5 minutes")
 
     def _tell_models(self, status: CaseIndexStatus) -> None:
         """The cases indexed with each embedding model: one, or two half-way through a
@@ -87,12 +88,13 @@ class Command(ServiceCommand):
                 f"Run reindex_cases to re-index the other {total - done} with {EMBEDDING_MODEL}."
             )
 
-    def _tell_waiting(self, *, since: Any, what: str) -> None:
-        """The cases still marked since before `since`: a case the indexer cannot index
-        stays marked (and is tried again), so it is told here, not only in the log."""
+    def _fail_if_waiting(self, *, since: Any, what: str) -> None:
+        """Fail (exit 1, for cron and CI) naming the cases still marked since before
+        `since`: a case the indexer cannot index stays marked (and is tried again), so it
+        is told here, not only in the log."""
         waiting = cases_waiting(since=since)
         if waiting:
-            self.stdout.write(
+            raise CommandError(
                 f"{what}: "
                 + ", ".join(
                     f"{case_id} (changed {at:%Y-%m-%d %H:%M:%S})" for case_id, at in waiting

@@ -12,7 +12,8 @@ from diagnosis.management.commands._base import ServiceCommand
 class Command(ServiceCommand):
     help = (
         "Search each case's own title and error code and report the share found as an exact "
-        "(L0) hit and among the top 3. The admin overview shows the latest figure."
+        "(L0) hit and among the top 3. The admin overview shows the latest figure of a check "
+        "of every case. Fails, recording nothing, when searches answer degraded."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,7 +35,14 @@ class Command(ServiceCommand):
             raise CommandError(
                 "Nothing is indexed yet: start the worker or run `case_index --build` first."
             )
-        case_index_record_findability(report=report)
+        if report["degraded_by"]:
+            raise CommandError(
+                "Searches answered degraded, so the check means nothing and nothing recorded "
+                f"(fix the search first): {report['degraded_by']}"
+            )
+        # Only a check of every case is kept: the overview's figure is of the whole library.
+        if sample is None:
+            case_index_record_findability(report=report)
         self.stdout.write(
             f"{report['cases']} cases checked (index {report['version']}).\n"
             f"  by title:      {report['title_l0']:.1%} exact (L0), "
@@ -43,3 +51,8 @@ class Command(ServiceCommand):
             f"{report['code_top3']:.1%} in the top 3 "
             f"({report['with_code']} cases have a code)"
         )
+        if sample is not None:
+            self.stdout.write(
+                "A sample: not recorded (the admin overview keeps the figure of the last "
+                "check of every case)."
+            )

@@ -21,9 +21,11 @@ from evaluation.services import (
     OPINION_KEY,
     SCORABLE_STATUSES,
     STORED_RULE_PART,
+    UNREACHABLE_IN_A_ROW,
+    OpinionEndpointUnreachable,
     opinions_enabled,
-    sessions_evaluate,
     sessions_opinion_form,
+    sessions_score,
 )
 
 
@@ -75,7 +77,7 @@ class Command(ServiceCommand):
         sessions = _selection(**options)
         total = sessions.count()
         started = time.monotonic()
-        scored = 0
+        scored = changed = 0
         last_id = 0
         with tqdm(
             total=total,
@@ -98,15 +100,19 @@ class Command(ServiceCommand):
                     break
                 # The stored scores come along (their rule part as text: no JSON
                 # decoding) so unchanged ones are not written again.
-                scored += sessions_evaluate(
+                counts = sessions_score(
                     sessions=[(sid, status) for _, sid, status, _ in batch],
                     current={sid: score for _, sid, _, score in batch},
                 )
+                scored += counts.scored
+                changed += counts.changed
                 last_id = batch[-1][0]
                 bar.update(len(batch))
         elapsed = time.monotonic() - started
         rate = scored / elapsed if elapsed else 0.0
-        self.stdout.write(f"Scored {scored} session(s) in {elapsed:.1f}s ({rate:.0f}/s).")
+        self.stdout.write(
+            f"Scored {scored} session(s) in {elapsed:.1f}s ({rate:.0f}/s): {changed} changed."
+        )
 
     def _opinions(self, **options: Any) -> None:
         if not opinions_enabled():
@@ -129,9 +135,19 @@ class Command(ServiceCommand):
                 )
                 if not batch:
                     break
-                done, not_done = sessions_opinion_form(
-                    session_ids=[sid for _, sid in batch], only_missing=options["missing"]
-                )
+                try:
+                    done, not_done = sessions_opinion_form(
+                        session_ids=[sid for _, sid in batch], only_missing=options["missing"]
+                    )
+                except OpinionEndpointUnreachable as stop:
+                    written += stop.written
+                    failed += stop.failed
+                    raise CommandError(
+                        f"The opinion endpoint is unreachable: {UNREACHABLE_IN_A_ROW} calls in a "
+                        f"row did not reach it (the last: {stop}). {written} opinion(s) formed, "
+                        f"{failed} failed, {total - written - failed} not tried; no budget was "
+                        "spent on the calls that did not reach it."
+                    ) from None
                 written += done
                 failed += not_done
                 last_id = batch[-1][0]
