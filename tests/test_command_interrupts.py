@@ -4,8 +4,6 @@ status for that signal; no traceback, no CRITICAL log line."""
 
 import re
 import signal
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -13,7 +11,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from diagnosis.models import DiagnosisSession
-from tests.processes import ROOT, child_env, stop_group, wait_for
+from tests.processes import command_started, stop_group, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -41,18 +39,7 @@ def some_removed() -> bool:
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_purge_stopped_part_way_says_how_many_sessions_it_removed(sig, status) -> None:
     old_sessions(SESSIONS)
-    purge = subprocess.Popen(
-        [sys.executable, "manage.py", "purge_sessions", "--older-than", "30d", "--batch", "1"],
-        cwd=ROOT,
-        env=child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # Ctrl-C reaches a command run from a terminal; a job a script started in the
-        # background (as CI runs the suite) has SIGINT ignored, and passes that on.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    purge = command_started("purge_sessions", "--older-than", "30d", "--batch", "1")
     try:
         wait_for(some_removed, timeout=60, what="the purge's first batches")
         purge.send_signal(sig)

@@ -18,7 +18,7 @@ from caselibrary.models import CaseChange, CaseIndexState, CasePassage
 from caselibrary.search_backends import base
 from caselibrary.services.index import case_index_build, cases_mark_for_reindex
 from tests.factories import CaseLibraryFactory
-from tests.processes import ROOT, child_env, free_port, stop_group
+from tests.processes import ROOT, child_env, command_started, free_port, stop_group
 
 
 @pytest.fixture
@@ -60,18 +60,7 @@ def test_reindex_cases_stopped_by_ctrl_c_says_a_next_run_goes_on_and_exits_130()
     case_index_build()
     # A worker's indexer holds the lease: the command marks the cases and waits for it.
     CaseIndexState.objects.filter(id=1).update(building_since=timezone.now() + timedelta(days=1))
-    process = subprocess.Popen(
-        REINDEX,
-        cwd=ROOT,
-        env=child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # Ctrl-C reaches a command run from a terminal; a job a script started in the
-        # background (as CI runs the suite) has SIGINT ignored, and passes that on.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    process = command_started(*REINDEX[2:])
     try:
         first = process.stdout.readline()  # type: ignore[union-attr]
         assert "waiting for it" in first
