@@ -3,7 +3,8 @@ answer, and every search counts its hits."""
 
 import pytest
 
-from caselibrary.models import CaseReuse
+from caselibrary.models import CaseReuse, CaseSearch, CaseSearchHit
+from caselibrary.services.outcomes import cases_outcomes_recount
 from diagnosis.models import ApiKey
 from tests import case_search_library
 from tests.case_search_library import URL
@@ -63,3 +64,40 @@ def test_sessions_searching_the_same_cases_at_once_all_get_answers_and_every_hit
     for hit in hits:
         expected = (searches, 0) if hit["matchLevel"] == "L0" else (0, searches)
         assert counted[hit["caseId"]] == expected
+
+
+def test_searches_answer_while_the_outcome_sweep_recounts_the_cases_they_find(key, library) -> None:
+    """The worker's once-a-minute recount of rated cases writes the same reuse rows that
+    searches count their hits in; neither may make the other fail."""
+    # Every case was found by a session its user rated, so the recount writes each row.
+    for case in library.values():
+        rated = DiagnosisSessionFactory(useful=True)
+        search = CaseSearch.objects.create(
+            session=rated, invocation_id="seen", query="seen", query_key="seen", match_level="L1"
+        )
+        CaseSearchHit.objects.create(
+            search=search,
+            case_id=case.case_id,
+            session_id=rated.session_id,
+            match_level="L1",
+            rank=1,
+        )
+    CaseReuse.objects.bulk_create(CaseReuse(case=case) for case in library.values())
+    case_ids = [case.case_id for case in library.values()]
+
+    def recounts(client):  # type: ignore[no-untyped-def]
+        return [cases_outcomes_recount(case_ids=case_ids) for _ in range(SEARCHES_EACH * 4)]
+
+    def searches(client):  # type: ignore[no-untyped-def]
+        statuses = []
+        for _ in range(SEARCHES_EACH):
+            session_id = DiagnosisSessionFactory().session_id
+            body = {"query": QUERY, "sessionId": session_id, "limit": 5}
+            statuses.append(client.post(URL, body, format="json").status_code)
+        return statuses
+
+    results = race(key, [recounts] * 2 + [searches] * THREADS)
+
+    assert results[:2] == [[len(case_ids)] * SEARCHES_EACH * 4] * 2
+    assert [s for statuses in results[2:] for s in statuses] == [200] * THREADS * SEARCHES_EACH
+    assert all(r.sessions_useful == 1 for r in CaseReuse.objects.all())

@@ -276,14 +276,20 @@ def cases_reuse_counted(*, case_ids: Collection[str], hits: bool = True) -> dict
 def cases_reuse_write(counts: Mapping[str, ReuseCounts], *, hits: bool) -> int:
     """Set these cases' ratings (and hits, when `hits`) and the stale flag they give; a
     case no longer in the library is passed over, and a case with no counts and no row
-    gets none. How many cases were written."""
+    gets none. How many cases were written.
+
+    The missing rows are inserted first, committed on their own (as a search counts its
+    hits): the INSERT IGNORE takes a shared lock on each row already there, and an UPDATE
+    in the same transaction then wanted it exclusive while a search's UPDATE waited for
+    it, a deadlock that failed the search. The updates then lock the rows in key order,
+    as a search's does."""
     existing = sorted(
         CaseLibrary.objects.filter(case_id__in=list(counts)).values_list("case_id", flat=True)
     )
+    CaseReuse.objects.bulk_create(
+        [CaseReuse(case_id=c) for c in existing if any(counts[c])], ignore_conflicts=True
+    )
     with transaction.atomic():
-        CaseReuse.objects.bulk_create(
-            [CaseReuse(case_id=c) for c in existing if any(counts[c])], ignore_conflicts=True
-        )
         for case_id in existing:
             count = counts[case_id]
             fields = count._asdict() if hits else {f: getattr(count, f) for f in RATINGS}
