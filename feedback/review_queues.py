@@ -35,7 +35,12 @@ def bad_case_assignees(*, keep: Collection[Any] = ()) -> QuerySet:
 
 
 def _reviews_for(session_ids: Iterable[str]) -> list[str]:
-    """The ids among `session_ids` that are bad cases, each with a review row."""
+    """The ids among `session_ids` that are bad cases, each with a review row.
+
+    Call it before the transaction that changes those rows, so that its insert commits on
+    its own: an INSERT IGNORE takes a shared lock on each row already there, and two
+    reviewers' changes of the same rows in the same transaction then each waited for the
+    other's shared lock to become exclusive (a deadlock on MariaDB; one of them failed)."""
     bad = list(
         BadCase.objects.filter(session_id__in=session_ids).values_list("session_id", flat=True)
     )
@@ -57,14 +62,11 @@ def bad_cases_assign(*, session_ids: Collection[str], assignee: AbstractBaseUser
     many changed hands. Ids that are not bad cases are ignored."""
     changed = 0
     for batch in _batches(session_ids):
-        with transaction.atomic():
-            bad = _reviews_for(batch)
-            rows = BadCaseReview.objects.filter(session_id__in=bad)
-            # exclude() on a nullable key keeps the NULL rows: unassigned ones change too.
-            rows = (
-                rows.exclude(assignee=None) if assignee is None else rows.exclude(assignee=assignee)
-            )
-            changed += rows.update(assignee=assignee)
+        bad = _reviews_for(batch)
+        rows = BadCaseReview.objects.filter(session_id__in=bad)
+        # exclude() on a nullable key keeps the NULL rows: unassigned ones change too.
+        rows = rows.exclude(assignee=None) if assignee is None else rows.exclude(assignee=assignee)
+        changed += rows.update(assignee=assignee)
     return changed
 
 
@@ -74,8 +76,8 @@ def bad_cases_tag(*, session_ids: Collection[str], tag: str) -> int:
     through = BadCaseReview.tags.through
     added = 0
     for batch in _batches(session_ids):
+        bad = _reviews_for(batch)
         with transaction.atomic():
-            bad = _reviews_for(batch)
             already = set(
                 through.objects.filter(badcasereview_id__in=bad, reviewtag=label).values_list(
                     "badcasereview_id", flat=True
@@ -94,9 +96,9 @@ def bad_case_queue_save(
     *, session_id: str, assignee: AbstractBaseUser | None, tags: Collection[ReviewTag]
 ) -> None:
     """The assignee and tags of one bad case, as the review form sets them."""
+    if not _reviews_for([session_id]):
+        return
     with transaction.atomic():
-        if not _reviews_for([session_id]):
-            return
         review = BadCaseReview.objects.get(session_id=session_id)
         if review.assignee_id != (assignee.pk if assignee else None):
             review.assignee = assignee
