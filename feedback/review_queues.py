@@ -57,24 +57,30 @@ def _batches(session_ids: Collection[str]) -> Iterable[list[str]]:
         yield ids[start : start + BATCH]
 
 
-def bad_cases_assign(*, session_ids: Collection[str], assignee: AbstractBaseUser | None) -> int:
-    """Give the bad cases to `assignee` (None: back to the unassigned queue); returns how
-    many changed hands. Ids that are not bad cases are ignored."""
-    changed = 0
+def bad_cases_assign(
+    *, session_ids: Collection[str], assignee: AbstractBaseUser | None
+) -> list[str]:
+    """Give the bad cases to `assignee` (None: back to the unassigned queue); returns the
+    ids of those that changed hands (for their history). Ids that are not bad cases are
+    ignored."""
+    changed: list[str] = []
     for batch in _batches(session_ids):
         bad = _reviews_for(batch)
         rows = BadCaseReview.objects.filter(session_id__in=bad)
         # exclude() on a nullable key keeps the NULL rows: unassigned ones change too.
         rows = rows.exclude(assignee=None) if assignee is None else rows.exclude(assignee=assignee)
-        changed += rows.update(assignee=assignee)
+        ids = list(rows.values_list("session_id", flat=True))
+        rows.filter(session_id__in=ids).update(assignee=assignee)
+        changed += ids
     return changed
 
 
-def bad_cases_tag(*, session_ids: Collection[str], tag: str) -> int:
-    """Put `tag` on the bad cases (made when new); returns how many gained it."""
+def bad_cases_tag(*, session_ids: Collection[str], tag: str) -> list[str]:
+    """Put `tag` on the bad cases (made when new); returns the ids of those that gained it
+    (for their history)."""
     label, _ = ReviewTag.objects.get_or_create(name=tag)
     through = BadCaseReview.tags.through
-    added = 0
+    added: list[str] = []
     for batch in _batches(session_ids):
         bad = _reviews_for(batch)
         with transaction.atomic():
@@ -88,7 +94,7 @@ def bad_cases_tag(*, session_ids: Collection[str], tag: str) -> int:
                 [through(badcasereview_id=sid, reviewtag=label) for sid in new],
                 ignore_conflicts=True,
             )
-            added += len(new)
+            added += new
     return added
 
 

@@ -172,3 +172,18 @@ def test_the_bulk_actions_history_reads_in_chinese(admin_client, http_504) -> No
     shown = history(admin_client, f"{BAD_CASES}{session.pk}/change/")
     for message in ("已修改复核状态。", "已修改处理人。", "已修改标签。"):
         assert message in shown
+
+
+@pytest.mark.usefixtures("admin_in_english")
+def test_a_bulk_action_that_changes_nothing_again_adds_nothing_to_the_history(
+    admin_client,
+) -> None:
+    taken = DiagnosisSessionFactory(session_id="bad-taken", not_useful=True)
+    fresh = DiagnosisSessionFactory(session_id="bad-fresh", not_useful=True)
+    for action, extra in (("assign_to_me", {}), ("add_tag", {"tag": "db-lock"})):
+        bad_case_action(admin_client, action, taken, **extra)
+        bad_case_action(admin_client, action, taken, **extra)  # already so: no change
+    bad_case_action(admin_client, "unassign", fresh)  # nobody had it: no change
+
+    assert changes_logged(taken) == ["Changed Assignee.", "Changed Tags."]
+    assert changes_logged(fresh) == []

@@ -108,7 +108,7 @@ def test_tags_make_queues_of_their_own(admin_client, queue) -> None:
     listing = admin_client.get(LIST).content.decode()
     assert '<span class="review-tag">dns</span>' in listing
     # Tagging twice adds nothing.
-    assert bad_cases_tag(session_ids=["bad-mine"], tag="dns") == 0
+    assert bad_cases_tag(session_ids=["bad-mine"], tag="dns") == []
 
 
 def test_a_tag_that_is_not_a_slug_is_refused(admin_client, queue) -> None:

@@ -1,6 +1,7 @@
 """The bad-case review queues in the admin: assignee and tags, "my queue", "unassigned",
 per-tag filters and bulk assignment (services in feedback/review_queues.py)."""
 
+from collections.abc import Collection
 from typing import Any
 
 from django import forms
@@ -154,8 +155,9 @@ class ReviewQueueMixin:
             )
             return
         rows = selected_rows(queryset)
-        count = bad_cases_tag(session_ids=[session_id for _, session_id in rows], tag=tag)
-        log_review_change(request, rows, "tags")
+        tagged = bad_cases_tag(session_ids=[session_id for _, session_id in rows], tag=tag)
+        log_review_change(request, rows, tagged, "tags")
+        count = len(tagged)
         self.message_user(
             request,
             ngettext(
@@ -167,10 +169,11 @@ class ReviewQueueMixin:
 
     def _assign(self, request: HttpRequest, queryset: QuerySet, assignee: Any) -> None:
         rows = selected_rows(queryset)
-        count = bad_cases_assign(
+        moved = bad_cases_assign(
             session_ids=[session_id for _, session_id in rows], assignee=assignee
         )
-        log_review_change(request, rows, "assignee")
+        log_review_change(request, rows, moved, "assignee")
+        count = len(moved)
         if assignee is None:
             # Not "assigned to nobody": a sentence of its own reads naturally in Chinese too.
             message = ngettext(
@@ -207,8 +210,13 @@ def selected_rows(queryset: QuerySet) -> list[tuple[int, str]]:
     )
 
 
-def log_review_change(request: HttpRequest, rows: list[tuple[int, str]], field: str) -> None:
-    """Each bad case's history says which review field an action changed, and who did."""
+def log_review_change(
+    request: HttpRequest, rows: list[tuple[int, str]], changed: Collection[str], field: str
+) -> None:
+    """The history of each bad case of `rows` (key, session id) whose `field` an action
+    `changed` says so, and who did; the others' stays as it was."""
+    ids = set(changed)
+    rows = [row for row in rows if row[1] in ids]
     if not rows:
         return
     # Named as the review form names it, shown in the reader's language.
