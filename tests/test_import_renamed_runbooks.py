@@ -34,8 +34,10 @@ def run(path: Path) -> str:
 
 
 def case_of(path: Path) -> CaseLibrary:
+    # A key is the path from the directory it was imported from: the end of this one's.
+    where = path.resolve().as_posix()
     for source in CaseImportSource.objects.select_related("case"):
-        if Path(source.source_path).resolve() == path.resolve():
+        if where == source.source_path or where.endswith("/" + source.source_path):
             return source.case
     raise AssertionError(f"no case imported from {path}")
 
@@ -113,3 +115,70 @@ def test_a_folder_imported_again_from_another_working_directory_is_the_same_case
 
     assert "0 cases were created" in out
     assert CaseLibrary.objects.count() == count
+
+
+@pytest.fixture
+def imported_from_two_places(folder, tmp_path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+    """The folder imported from its parent, then from the folder above that (the same
+    files known by other relative paths); the working directory left at the parent."""
+    nested = tmp_path / "x"
+    nested.mkdir()
+    moved = Path(shutil.move(str(folder), nested / "runbooks"))
+    monkeypatch.chdir(nested)
+    run(Path("runbooks"))
+    monkeypatch.chdir(tmp_path)
+    run(Path("x/runbooks"))
+    monkeypatch.chdir(nested)
+    return moved
+
+
+def test_a_runbook_retitled_and_imported_from_another_working_directory_keeps_its_case(
+    folder, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run(Path("runbooks"))
+    book = folder / "postgresql-too-many-connections.md"
+    case = case_of(book)
+    count = CaseLibrary.objects.count()
+    text = book.read_text("utf-8").split("\n", 1)
+    book.write_text(f"{text[0]} (v2)\n{text[1]}\nMore detail: the gecko resolver.\n", "utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    out = run(folder)
+
+    assert "0 cases were created, 1 updated" in out
+    assert CaseLibrary.objects.count() == count
+    case.refresh_from_db()
+    assert case.title.endswith("(v2)")
+
+
+def test_a_runbook_renamed_after_an_import_from_another_directory_keeps_its_case(
+    imported_from_two_places,
+) -> None:
+    old = imported_from_two_places / "jvm-old-gen-filling-up.md"
+    case = case_of(old)
+    new = imported_from_two_places / "jvm-heap.md"
+    new.write_text(old.read_text("utf-8") + "\n\n## Solution\n\n9. 记录复盘。\n", "utf-8")
+    old.unlink()
+
+    out = run(Path("runbooks"))
+
+    assert "0 cases were created, 1 updated" in out
+    assert case_of(new) == case
+
+
+def test_a_copy_made_after_an_import_from_another_directory_leaves_the_first_its_case(
+    imported_from_two_places,
+) -> None:
+    first = imported_from_two_places / "postgresql-too-many-connections.md"
+    case = case_of(first)
+    copy = imported_from_two_places / "copy-of-pg.md"
+    shutil.copy(first, copy)
+
+    out = run(Path("runbooks"))
+
+    assert "1 case was created" in out
+    assert case_of(first) == case
+    assert case_of(copy) != case

@@ -59,25 +59,48 @@ def _moved_here(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | Non
     with the same content, or with the same title in the same folder or under the same
     name (renamed or moved, and edited). A copy whose first file is still there is a
     runbook of its own."""
-    here = Path(item.source_path)
+    here = Path(item.source_path).resolve()
+    same_file = CaseImportSource.objects.select_related("case").filter(
+        source_path__in=_keys_of(here)
+    )
+    if same_file:  # the longest key first: the one imported from the nearest folder
+        source = max(same_file, key=lambda s: len(s.source_path))
+        return source.case, source
     sources = CaseImportSource.objects.select_related("case").filter(
         Q(content_hash=item.content_hash) | Q(case__title=item.record.title),
         source_path__contains="/",
     )
     gone = []
     for source in sources:
-        there = Path(source.source_path)
+        there = _location(source.source_path, here)
         if not there.exists():
-            gone.append(source)
-        elif here.exists() and there.samefile(here):
+            gone.append((source, there))
+        elif there.samefile(here):
             return source.case, source
-    same = [source for source in gone if source.content_hash == item.content_hash] or [
-        source
-        for source in gone
-        if Path(source.source_path).parent == here.parent
-        or Path(source.source_path).name == here.name
+    same = [source for source, _ in gone if source.content_hash == item.content_hash] or [
+        source for source, there in gone if there.parent == here.parent or there.name == here.name
     ]
     return (same[0].case, same[0]) if len(same) == 1 else (None, None)
+
+
+def _keys_of(path: Path) -> list[str]:
+    """The keys of the file at `path` (absolute) imported from each folder above it: for
+    /srv/rb/x/a.md, srv/rb/x/a.md, rb/x/a.md and x/a.md (a key with no folder is a name,
+    as an upload's), and the path itself."""
+    parts = path.parts
+    return [Path(*parts[i:]).as_posix() for i in range(1, len(parts) - 1)] + [path.as_posix()]
+
+
+def _location(key: str, here: Path) -> Path:
+    """The file a stored key names, seen from the file being imported at `here`
+    (absolute). A key is a path from the directory it was imported from: when its
+    folders end here's folders, that directory is the one above them (the same tree
+    reached from elsewhere); otherwise the working directory is taken for it."""
+    path = Path(key)
+    folders = path.parent.parts
+    if path.is_absolute() or not folders or here.parent.parts[-len(folders) :] != folders:
+        return path.resolve()
+    return Path(*here.parent.parts[: -len(folders)]) / path
 
 
 def _imported_by_path(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
