@@ -268,9 +268,10 @@ def case_findability(*, sample: int | None = None) -> dict[str, Any] | None:
     nothing is indexed yet. Stops at a search that answers degraded (`degraded_by`)."""
     if not CasePassage.objects.exists():
         return None
-    total = CaseLibrary.objects.count()
-    step = max(1, total // sample) if sample else 1
-    every = CaseLibrary.objects.order_by("case_id").values_list("case_id", "title", "error_code")
+    # A merged case is found through the case it was merged into, never as itself.
+    cases = CaseLibrary.objects.exclude(case_id__in=CaseMerge.objects.values("case_id"))
+    step = max(1, cases.count() // sample) if sample else 1
+    every = cases.order_by("case_id").values_list("case_id", "title", "error_code")
     picked = list(every.iterator())[::step][: sample or None]
     counts = {"title_l0": 0, "title_top3": 0, "code_l0": 0, "code_top3": 0, "with_code": 0}
     degraded_by = next(filter(None, (_found_again(counts, *row) for row in picked)), "")

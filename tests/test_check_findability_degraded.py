@@ -10,6 +10,7 @@ from django.core.management.base import CommandError
 
 from caselibrary import embedding
 from caselibrary.models import CaseIndexState
+from caselibrary.services.duplicates import case_merge_into
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory
 
@@ -53,3 +54,17 @@ def test_a_sample_is_reported_but_keeps_the_whole_library_figure(library) -> Non
     assert "1 cases checked" in out.getvalue()
     assert "not recorded" in out.getvalue()
     assert recorded()["cases"] == 3
+
+
+def test_a_merged_case_is_not_checked_as_a_miss(library) -> None:
+    older = CaseLibraryFactory(title="Redis 内存打满被驱逐", error_code="OOM command not allowed")
+    newer = CaseLibraryFactory(title="Redis 内存满了 key 被驱逐", error_code="REDIS-OOM")
+    case_merge_into(case_id=newer.case_id, kept_id=older.case_id, updated_by="curator")
+    case_index_build()
+    out = io.StringIO()
+
+    call_command("check_findability", stdout=out)
+
+    # Found only through the case it was merged into: the library has four cases to find.
+    assert recorded()["cases"] == 4
+    assert recorded()["title_top3"] == 1.0
