@@ -76,3 +76,38 @@ def test_a_superuser_still_sees_them_on_the_index(admin_client) -> None:
     page = admin_client.get("/admin/").content.decode()
 
     assert "/admin/diagnosis/apikey/" in page and "/admin/django_q/" in page
+
+
+def test_staff_given_the_permission_to_change_users_cannot_make_anyone_a_superuser() -> None:
+    staff = staff_with_every_permission_of("auth")
+    me = get_user_model().objects.get(username="ops.trusted")
+    form = {
+        "username": "ops.trusted",
+        "is_active": "on",
+        "is_staff": "on",
+        "is_superuser": "on",
+        "date_joined_0": "2026-12-01",
+        "date_joined_1": "10:00:00",
+    }
+
+    saved = staff.post(f"/admin/auth/user/{me.pk}/change/", form)
+
+    assert saved.status_code == 403
+    me.refresh_from_db()
+    assert not me.is_superuser
+    assert staff.get("/admin/diagnosis/apikey/").status_code == 403
+
+
+@pytest.mark.parametrize(
+    "url", ["/admin/auth/user/", "/admin/auth/user/add/", "/admin/auth/group/", "/admin/auth/"]
+)
+def test_users_and_groups_are_closed_to_staff_with_every_auth_permission(url) -> None:
+    staff = staff_with_every_permission_of("auth")
+
+    assert staff.get(url).status_code in (403, 404)
+    assert "/admin/auth/" not in staff.get("/admin/").content.decode()
+
+
+@pytest.mark.parametrize("url", ["/admin/auth/user/", "/admin/auth/group/"])
+def test_a_superuser_still_manages_users_and_groups(admin_client, url) -> None:
+    assert admin_client.get(url).status_code == 200
