@@ -22,6 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
 from config.deadline import CACHE, DeadlineMissed, Read, read_started, within_deadline
+from config.middleware import is_write_refused
 
 logger = logging.getLogger(__name__)
 
@@ -72,13 +73,15 @@ def _migrations() -> str:
 
 
 def cache_check() -> str:
-    # One GET: the shared cache (REDIS_URL) answers, or every API request would fail (the
-    # API keys and rate limits live there). A per-process memory cache always answers.
+    # One write: the shared cache (REDIS_URL) takes one, or every API request would fail
+    # (the API keys and rate limits live there; a rate limit counts by writing). A Redis
+    # that is full (noeviction) or a read-only replica answers reads and refuses writes.
+    # A per-process memory cache always answers.
     try:
-        cache.get("readyz-probe")
+        cache.set("readyz-probe", 1, timeout=60)
     except Exception as exc:  # whatever the cache's client raises: it cannot be used
-        logger.debug("readiness: cache unreachable: %s", exc.__class__.__name__)
-        return "unreachable"
+        logger.debug("readiness: cache failing: %s", exc.__class__.__name__)
+        return "refuses writes" if is_write_refused(exc) else "unreachable"
     return "ok"
 
 

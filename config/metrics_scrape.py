@@ -275,7 +275,7 @@ def _database_answers() -> bool:
 
 
 def _cache_answers() -> bool:
-    return cache_check() == "ok"  # /readyz's check: one GET
+    return cache_check() == "ok"  # /readyz's check: one short-lived write
 
 
 def _answered(read: Read[bool]) -> bool:

@@ -276,12 +276,32 @@ _outage_log = _OutageLog()
 
 
 def is_cache_outage(exception: BaseException) -> bool:
-    """A Redis (the cache, or the broker) that refuses or times out. redis-py is imported
-    only where the cache or the broker is Redis: it loads OpenTelemetry and cryptography,
-    10 MB a process (export's peak RSS 124 -> 133 MB when this module imported it), and an
-    exception of it can only come from where it is loaded."""
+    """A Redis (the cache, or the broker) that refuses or times out, or that answers but
+    cannot take a write (is_write_refused). redis-py is imported only where the cache or
+    the broker is Redis: it loads OpenTelemetry and cryptography, 10 MB a process
+    (export's peak RSS 124 -> 133 MB when this module imported it), and an exception of it
+    can only come from where it is loaded."""
     redis = sys.modules.get("redis")
-    return redis is not None and isinstance(exception, (redis.ConnectionError, redis.TimeoutError))
+    if redis is None:
+        return False
+    return isinstance(exception, (redis.ConnectionError, redis.TimeoutError)) or (
+        is_write_refused(exception)
+    )
+
+
+# How Redis refuses a write while it answers reads: full under `maxmemory` with the
+# noeviction policy (OOM), a replica after a failover (READONLY), a failed snapshot with
+# stop-writes-on-bgsave-error (MISCONF). redis-py names the first two only.
+_WRITE_REFUSALS = ("OOM ", "READONLY ", "MISCONF ")
+
+
+def is_write_refused(exception: BaseException) -> bool:
+    """A Redis that refused a write, for one of the reasons above."""
+    redis = sys.modules.get("redis")
+    if redis is None or not isinstance(exception, redis.ResponseError):
+        return False
+    named = (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError)
+    return isinstance(exception, named) or str(exception).startswith(_WRITE_REFUSALS)
 
 
 def _describe(exception: Exception) -> str:
