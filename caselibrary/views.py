@@ -24,7 +24,9 @@ from diagnosis.viewsets import ApiViewSet
 
 
 class CasePagination(NewestFirstCursorPagination):
-    ordering = ("-created_at", "case_id")
+    # Both columns descending: the created_at index, read backwards, gives the order (with
+    # case_id ascending MariaDB sorted the whole library for every page: 9.7 s at 154k).
+    ordering = ("-created_at", "-case_id")
     long_fields = ("root_cause", "solution")
 
 

@@ -48,7 +48,7 @@ def library(size: int) -> list[CaseLibrary]:
     for n, case in enumerate(cases):
         case.created_at = start + datetime.timedelta(minutes=n // 3)
     CaseLibrary.objects.bulk_update(cases, ["created_at"])
-    return sorted(cases, key=lambda c: (-c.created_at.timestamp(), c.case_id))
+    return sorted(cases, key=lambda c: (c.created_at, c.case_id), reverse=True)
 
 
 def test_a_case_merged_in_the_admin_leaves_the_list_and_names_the_kept_case_when_read(

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from caselibrary.models import CaseLibrary
 from caselibrary.selectors import (
     cases_awaiting_curation,
     cases_curated,
@@ -101,7 +102,12 @@ class SessionNowNotUsefulFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value() == "yes":
-            return queryset.filter(diagnosis__feedback=Feedback.NOT_USEFUL)
+            # The few such cases found first, unordered, then their page by key: in one
+            # query MariaDB walked the whole library newest first, joining each case's
+            # session, to fill a page that is usually empty (7.4-9.6 s at 95,000 cases,
+            # against 1.4-2.0 s so; a 503 past the read timeout at 154,000 under load).
+            regretted = CaseLibrary.objects.filter(diagnosis__feedback=Feedback.NOT_USEFUL)
+            return queryset.filter(pk__in=list(regretted.order_by().values_list("pk", flat=True)))
         return queryset
 
 
