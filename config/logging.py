@@ -23,6 +23,7 @@ from config.shown_query import shown_request
 
 _session_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("session_id", default=None)
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+_caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("caller", default=None)
 
 # Attributes every LogRecord has; anything else was passed in `extra` and is logged.
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
@@ -77,8 +78,16 @@ def set_request_id(request_id: str) -> None:
     _request_id.set(request_id)
 
 
+def tag_caller(caller: str) -> None:
+    """Name who makes the current request (an API key by its prefix, a feedback token) on
+    every log line until it is finished: every key of a scope may write to any session,
+    and the lines tell an auditor which one did. Never a secret."""
+    _caller.set(caller)
+
+
 def _clear_request_id(**kwargs: object) -> None:
     _request_id.set(None)
+    _caller.set(None)
 
 
 # Cleared when a request starts and when it is finished, so a line written between two
@@ -143,14 +152,17 @@ class ClientErrorFilter(logging.Filter):
 
 
 class SessionContextFilter(logging.Filter):
-    """Adds the session id and the request id bound for the current context (a value the
-    call passed in `extra` wins); None, left out of the line, where there is none."""
+    """Adds the session id, the request id and the caller bound for the current context (a
+    value the call passed in `extra` wins); None, left out of the line, where there is
+    none."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "session_id", None) is None:
             record.session_id = _session_id.get()
         if getattr(record, "request_id", None) is None:
             record.request_id = _request_id.get()
+        if getattr(record, "caller", None) is None:
+            record.caller = _caller.get()
         return True
 
 

@@ -22,6 +22,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from config.logging import tag_caller
 from diagnosis.models import ApiKey
 
 KEYWORD = "Api-Key"
@@ -58,7 +59,9 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed("API Key 无效或已吊销")
         if api_key.has_expired:
             raise exceptions.AuthenticationFailed("API Key 已过期")
-        return KeyHolder(api_key), api_key
+        holder = KeyHolder(api_key)
+        tag_caller(str(holder))
+        return holder, api_key
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) when the key is missing or wrong.

@@ -16,6 +16,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from config.logging import tag_caller
 from config.throttling import WindowCountThrottle
 from diagnosis.apikeys import KEYWORD as API_KEY_KEYWORD
 from diagnosis.feedback_tokens import (
@@ -98,6 +99,7 @@ class FeedbackTokenAuthentication(BaseAuthentication):
             raise TokenRefused(EXPIRED) from None
         except FeedbackTokenInvalid:
             raise TokenRefused(FORGED) from None
+        tag_caller("feedback-token")
         return TokenHolder(claims.session_id), FeedbackToken(
             token=token, session_id=claims.session_id, claims=claims
         )
