@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
+from django_q.brokers import Broker, get_broker
 from django_q.conf import Conf
 from django_q.tasks import async_task
 
@@ -63,7 +64,7 @@ def enqueue_on_commit(
             _enqueue_not_tried(task, args)
             return
         try:
-            async_task(task, *args, **kwargs)
+            async_task(task, *args, broker=_broker(), **kwargs)
         except Exception as exc:
             if inline:
                 raise  # the task itself failed, run inline: `robust` decides
@@ -75,6 +76,21 @@ def enqueue_on_commit(
     # robust one fails.
     enqueue.__qualname__ = f"enqueue({task})"
     transaction.on_commit(enqueue, robust=robust)
+
+
+# The process's broker, by the settings it was made for: async_task makes one for each
+# task otherwise, and a Redis broker's connection with it (a round trip, and a TLS
+# handshake with rediss://, for every completion). Its connection pool reconnects after a
+# failure and after a fork.
+_brokers: dict[tuple, Broker] = {}
+
+
+def _broker() -> Broker:
+    made_for = (Conf.BROKER_CLASS, str(Conf.REDIS), str(Conf.ORM), Conf.CLUSTER_NAME)
+    if made_for not in _brokers:
+        _brokers.clear()
+        _brokers[made_for] = get_broker()
+    return _brokers[made_for]
 
 
 def _enqueue_failed(task: str, args: tuple, exc: Exception) -> None:
