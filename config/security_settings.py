@@ -52,8 +52,9 @@ ADMIN_LOGIN_MAX_FAILURES_PER_USERNAME = env_int(
 ADMIN_LOGIN_LOCKOUT_SECONDS = env_int("ADMIN_LOGIN_LOCKOUT_SECONDS", 15 * 60, minimum=1)
 # Where a login lands when its `next` is missing or leads off the site.
 LOGIN_REDIRECT_URL = "admin:index"
-# The admin's messages (a new API key is one) stay on the server, in the session: the
-# default keeps them in a cookie first, signed but readable by anyone holding it.
+# The admin's messages stay on the server, in the session: the default keeps them in a
+# cookie first, signed but readable by anyone holding it. (A new API key is in none of
+# them: diagnosis/api_key_admin_page.py shows it on the add's own answer.)
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # --- Browser feedback (signed tokens, CORS) ---------------------------------------------

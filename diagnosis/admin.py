@@ -16,7 +16,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.db.models.functions import Substr
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.defaultfilters import linebreaksbr
 from django.urls import reverse
 from django.utils.html import format_html
@@ -32,6 +32,7 @@ from config.admin_paginator import EstimatedCountAdminMixin
 from config.admin_site import ModelPagesMixin
 from config.admin_superuser import SuperuserOnlyAdminMixin
 from diagnosis.admin_times import list_time, list_time_column
+from diagnosis.api_key_admin_page import new_key_page
 from diagnosis.models import (
     SESSION_ID_LOOKUP_PATTERN,
     ApiKey,
@@ -122,18 +123,17 @@ class ApiKeyAdmin(OfferedLookupsMixin, SuperuserOnlyAdminMixin, APIKeyModelAdmin
         if change:
             obj.save()
             return
-        # The package's message is English, formatted before it could be translated.
-        key = ApiKey.objects.assign_key(obj)
+        # Not the package's message: a message waits in the session (a row of
+        # django_session) until a page reads it. The key goes to the add's own answer.
+        obj.key_shown_once = ApiKey.objects.assign_key(obj)
         obj.save()
-        self.message_user(
-            request,
-            _(
-                "The API key for %(name)s is: %(key)s. Please store it somewhere safe: "
-                "you will not be able to see it again."
-            )
-            % {"name": obj.name, "key": key},
-            messages.WARNING,
-        )
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        # Whichever button saved it, the new key's page answers the POST (no redirect);
+        # the secret leaves the instance with it.
+        return new_key_page(self, request, obj, obj.__dict__.pop("key_shown_once"))
 
     @admin.display(description=_("prefix"), ordering="prefix")
     def key_prefix(self, obj: ApiKey) -> str:
