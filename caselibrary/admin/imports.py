@@ -11,9 +11,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.translation import gettext as _g
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from caselibrary.models import CaseLibrary
@@ -102,7 +101,7 @@ class CaseImportMixin:
         if request.method == "POST" and _declared_length(request) > limit:
             form = CaseImportForm()
             form.errors["file"] = form.error_class(
-                [_g("The file is too large: the limit is %(mb)d MB.") % {"mb": limit // 2**20}]
+                [gettext("The file is too large: the limit is %(mb)d MB.") % {"mb": limit // 2**20}]
             )
             return self._render(request, form, status=413)
         return csrf_protect(self._import)(request)
@@ -157,8 +156,8 @@ def _log_history(request: HttpRequest, outcome: FileOutcome) -> None:
         if result == "updated" and case_id not in created
     )
     for flag, case_ids, message in (
-        (ADDITION, list(created), _g("Added by importing %(file)s.")),
-        (CHANGE, list(updated), _g("Changed by importing %(file)s.")),
+        (ADDITION, list(created), gettext("Added by importing %(file)s.")),
+        (CHANGE, list(updated), gettext("Changed by importing %(file)s.")),
     ):
         log_entries(request.user.pk, _cases(case_ids), flag, message % {"file": outcome.source})
     log_entries(request.user.pk, _merge_entries(outcome), CHANGE)
@@ -171,8 +170,8 @@ def _cases(case_ids: list[str]) -> Iterator[CaseLibrary]:
 
 
 def _merge_entries(outcome: FileOutcome) -> Iterator[tuple[CaseLibrary, str]]:
-    into_this = _g("Merged “%(title)s” (%(id)s) into this case by importing %(file)s.")
-    into_other = _g("Merged into “%(title)s” (%(id)s) by importing %(file)s.")
+    into_this = gettext("Merged “%(title)s” (%(id)s) into this case by importing %(file)s.")
+    into_other = gettext("Merged into “%(title)s” (%(id)s) by importing %(file)s.")
     for start in range(0, len(outcome.merges), LOG_BATCH):
         batch = outcome.merges[start : start + LOG_BATCH]
         ids = {case_id for pair in batch for case_id in pair}
