@@ -13,6 +13,9 @@ that a search found or that was imported was refused. It is made from the models
 end of every `migrate` and taken down at its start: SQLite refuses to rebuild a table
 that a trigger names, and a new reference to cases is then covered too.
 
+A restore can leave them all out: `check --database default` names the ones missing
+(case_triggers_present, registered when the app's ready() imports this module).
+
 Written in SQL because neither the ORM nor the schema editor has a trigger operation:
 there is no ORM way to weigh it against. Only names from the models' metadata, quoted by
 the connection, go into the statements; no value does.
@@ -22,7 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import models
+from django.core.checks import CheckMessage, Tags, Warning, register
+from django.db import connections, models
+
+from config.index_checks import migrations_pending
 
 _ACTIONS = {
     "case_library_change_ins": "INSERT",
@@ -155,6 +161,52 @@ def ensure_on_delete_trigger(connection: Any, apps: Any) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(f"CREATE TRIGGER {ON_DELETE} BEFORE DELETE ON case_library {each_row}{body}")
     return True
+
+
+def missing_triggers(connection: Any) -> list[str]:
+    """The triggers on case_library that `migrate` makes (after_migrate) and the database
+    lacks: a restore may have left them out. None before the migration that makes
+    case_change."""
+    from django.apps import apps as global_apps
+
+    if "case_change" not in connection.introspection.table_names():
+        return []
+    wanted = list(_ACTIONS)
+    case = global_apps.get_model("caselibrary", "CaseLibrary")
+    if _on_delete_statements(case, connection.ops.quote_name):
+        wanted.append(ON_DELETE)
+    there = existing(connection)
+    return [name for name in wanted if name not in there]
+
+
+@register(Tags.database)
+def case_triggers_present(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """A system check (`check --database default`, `migrate --check`): the triggers on
+    case_library, without which no edit is indexed again. A restore may leave them out
+    (a dump made without them, or loaded by a user the server would not let create them),
+    and nothing else would tell. A warning, not an error: `migrate` runs the checks
+    first, and an error would stop the one command that makes them again."""
+    problems: list[CheckMessage] = []
+    for alias in databases or ():
+        connection = connections[alias]
+        if migrations_pending(connection):
+            continue
+        missing = missing_triggers(connection)
+        if missing:
+            problems.append(
+                Warning(
+                    f"case_library lacks the trigger(s) {', '.join(missing)}: the cases "
+                    "written from now on (edits, imports, deletes) are never indexed again "
+                    "and searches keep finding them as they were",
+                    hint="python manage.py migrate makes them again (at every run, with no "
+                    "migration to apply too); then python manage.py reindex_cases --all "
+                    "indexes the cases written meanwhile (docs/operations.md, Backups)",
+                    id="database.W006",
+                )
+            )
+    return problems
 
 
 def before_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:

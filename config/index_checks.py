@@ -14,6 +14,9 @@ yet, nothing is judged: it may be the one that makes a table or an index (an upg
 (the original's own) counts when it begins with the declared columns; a key counts when it
 holds the same columns. An index a migration makes with a statement of its own, on one
 server only (SERVER_INDEXES), is checked on that server.
+
+The check of the case library's triggers (caselibrary/triggers.py) uses migrations_pending
+below.
 """
 
 from collections.abc import Callable, Iterator
@@ -65,7 +68,7 @@ def declared_indexes_present(
     problems: list[CheckMessage] = []
     for alias in databases or ():
         connection = connections[alias]
-        if _migrations_pending(connection):
+        if migrations_pending(connection):
             continue
         with connection.cursor() as cursor:
             tables = set(connection.introspection.table_names(cursor))
@@ -85,7 +88,8 @@ def declared_indexes_present(
     return problems
 
 
-def _migrations_pending(connection: Any) -> bool:
+def migrations_pending(connection: Any) -> bool:
+    """Whether a migration of the service's apps is not applied yet on `connection`."""
     executor = MigrationExecutor(connection)
     plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
     return any(migration.app_label in SERVICE_APPS for migration, _ in plan)

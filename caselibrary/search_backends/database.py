@@ -13,7 +13,9 @@ embedding model in one matrix (a row per passage, 4 bits a component with a scal
 row), ranks by it, and scores the best again from the float32 vectors in case_passage.
 It keeps the matrix, and on MariaDB/MySQL the term index, current by the indexer's log
 (case_index_log): every CASE_SEARCH_REFRESH_SECONDS at most, the cases logged past the
-last entry it applied are reloaded from case_passage.
+last entry it applied are reloaded from case_passage. A log that no longer holds that
+entry as it was applied, and has older ones (a backup restored into the database: its log
+starts again below it), has every passage reloaded.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
@@ -39,6 +42,8 @@ from caselibrary.search_backends.term_index import TermIndex
 from caselibrary.search_backends.vector_matrix import VectorMatrix, passage_id
 
 LOAD_BATCH = 5_000
+# What a process keeps of the log entry it applied last (DatabaseBackend._log_went_back).
+_MARK = ("seq", "case_id", "indexed_at")
 # The common terms of the library (common_terms): estimated on the latest passages,
 # trusted for ten minutes (shares move slowly, and a stale one only decides whether a
 # glossary word joins a full-text query).
@@ -74,6 +79,8 @@ class DatabaseBackend:
         self._vectors: VectorMatrix | None = None
         self._terms: TermIndex | None = None
         self._seq = 0
+        # The log entry applied last (seq, case, when), as read: None from an empty log.
+        self._mark: tuple[int, str, datetime] | None = None
         self._checked = 0.0
 
     # --- writing -----------------------------------------------------------------
@@ -258,11 +265,12 @@ class DatabaseBackend:
     def forget(self) -> None:
         with self._lock:
             self._vectors, self._terms, self._seq, self._checked = None, None, 0, 0.0
+            self._mark = None
 
     def _load_all(self) -> None:
         # The log position first: a case indexed while the passages are read is read
         # again at the next refresh, never missed.
-        seq = CaseIndexLog.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
+        mark = CaseIndexLog.objects.order_by("-seq").values_list(*_MARK).first()
         stored = CasePassage.objects.filter(model=EMBEDDING_MODEL)
         # Room for the rows there are and some written meanwhile; the matrix grows past it.
         cases = CaseCodes()
@@ -281,18 +289,25 @@ class DatabaseBackend:
             last = batch[-1][0]
         # The term index again only where it is used (term_index builds it at first use).
         terms = TermIndex.built(_all_terms(), cases) if self._terms is not None else None
-        self._vectors, self._terms, self._seq = vectors, terms, seq
+        self._vectors, self._terms = vectors, terms
+        self._seq, self._mark = (mark[0] if mark else 0), mark
         _held_for_good()
 
     def _apply_log(self) -> None:
+        # From the entry applied last, in the same read: it is still there as it was
+        # unless the log was pruned past it or replaced (_log_went_back).
         entries = list(
-            CaseIndexLog.objects.filter(seq__gt=self._seq)
+            CaseIndexLog.objects.filter(seq__gte=self._seq)
             .order_by("seq")
-            .values_list("seq", "case_id")[:LOAD_BATCH]
+            .values_list(*_MARK)[: LOAD_BATCH + 1]
         )
+        if self._log_went_back(entries):
+            self._load_all()
+            return
+        entries = [entry for entry in entries if entry[0] > self._seq][:LOAD_BATCH]
         if not entries:
             return
-        case_ids = list(dict.fromkeys(case_id for _, case_id in entries))
+        case_ids = list(dict.fromkeys(case_id for _, case_id, _ in entries))
         # One read of the cases' passages: the term index takes every one, the vectors
         # those of the current model.
         rows = CasePassage.objects.filter(case_id__in=case_ids).order_by("case_id", "number")
@@ -304,7 +319,25 @@ class DatabaseBackend:
             self._terms.drop(*case_ids)
             for _, case_id, number, _, terms, _ in rows:
                 self._terms.add(case_id, number, terms)
-        self._seq = entries[-1][0]
+        self._seq, self._mark = entries[-1][0], entries[-1]
+
+    def _log_went_back(self, entries: list[tuple[int, str, datetime]]) -> bool:
+        """Whether the log is no longer the one the process read: a backup restored
+        into the database while it ran. The restored log starts again below the entry
+        it applied last, so the cases indexed since would be read from there on only
+        once the log passed that entry again (a restore took 755 back to 573), and the
+        process would keep holding the cases the restore took away. Seen as that entry
+        changed (another one in its place), or gone while older entries are there; gone
+        with nothing before it is the log pruned (services/index.py keeps an hour), and
+        there is one more read of the log only then."""
+        mark = self._mark
+        if mark is None:
+            return False  # loaded from an empty log: every entry is past it
+        if entries and entries[0][0] == mark[0]:
+            return tuple(entries[0]) != tuple(mark)
+        if entries:
+            return False  # pruned past it, indexed since
+        return CaseIndexLog.objects.filter(seq__lt=mark[0]).exists()
 
     @staticmethod
     def _add_rows(vectors: VectorMatrix, rows: list[tuple[int, str, int, bytes]]) -> None:
