@@ -13,7 +13,6 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.formats import date_format
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
@@ -148,7 +147,7 @@ def day_chart(overview: FeedbackOverview) -> Chart:
                     width=round(slot * 0.8, 1),
                     height=round(height, 1),
                     css=css,
-                    title=f"{date_format(day.day, 'SHORT_DATE_FORMAT')} · {labels[kind]}: {count}",
+                    title=f"{day.day:%Y-%m-%d} · {labels[kind]}: {count}",
                 )
             )
         # Every `every` days counted back from today, so that today is labelled and no

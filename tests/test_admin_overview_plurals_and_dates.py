@@ -139,3 +139,15 @@ def test_the_attribution_tables_scroll_sideways_in_a_box_of_their_own(
         rf'<div class="results">\s*<table class="chart-data" id="{table}">', page[box:]
     )
     assert page.count('id="changelist-form"') == 1
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_day_charts_bars_name_their_day_as_the_lists_do(
+    admin_client, one_of_each, settings, language
+) -> None:
+    settings.LANGUAGE_CODE = language
+
+    page = admin_client.get(OVERVIEW).content.decode()
+
+    today = timezone.localdate()
+    assert f"<title>{today:%Y-%m-%d} · " in page
