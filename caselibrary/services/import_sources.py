@@ -35,9 +35,13 @@ class Keyed:
 
 
 def source_found(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | None]:
-    if item.record.case_id is not None:
-        return CaseLibrary.objects.filter(case_id=item.record.case_id).first(), None
     paths = list(dict.fromkeys(p for p in (item.source_path, item.legacy_path) if p))
+    if item.record.case_id is not None:
+        # A row naming its case (an export read back): the case, and its source when this
+        # file imported it before, which tells whether the row changed since.
+        case = CaseLibrary.objects.filter(case_id=item.record.case_id).first()
+        found = CaseImportSource.objects.filter(case=case, source_path__in=paths)
+        return case, (found.first() if case else None)
     sources = CaseImportSource.objects.select_related("case").filter(source_path__in=paths)
     if not item.by_path:
         sources = sources.filter(content_hash=item.content_hash)
@@ -159,6 +163,9 @@ def source_remember(
     case: CaseLibrary, item: Keyed, source: CaseImportSource | None, *, wanted: dict
 ) -> None:
     read_fields = {name: _short_hash(value) for name, value in wanted.items()}
+    named = item.record.case_id is not None
+    if source is None and named and CaseImportSource.objects.filter(case=case).exists():
+        return  # the case is another file's (a runbook's): it stays that file's
     if source is None:
         CaseImportSource.objects.create(
             case=case,

@@ -17,6 +17,7 @@ What goes wrong is told in the active language: the admin's, or LANGUAGE_CODE fo
 `import_cases` (Django runs a command in it).
 """
 
+import hashlib
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -221,7 +222,15 @@ def _read(data: bytes, source: str, categories: set[str]) -> tuple[list[Keyed], 
         return [_runbook(text, source, categories)], CaseFileProblems(source)
     else:
         raise CaseFileError(source, None, _("not a case file (.jsonl, .csv or .md)"))
-    return [Keyed(r, source, r.content_hash, by_path=False) for r in records], problems
+    return [Keyed(r, source, _row_hash(r), by_path=False) for r in records], problems
+
+
+def _row_hash(record: CaseRecord) -> str:
+    """What a row is known by in its file: its content's hash, and a row naming its case
+    that case's as well (two cases saying the same are two rows of an export)."""
+    if record.case_id is None:
+        return record.content_hash
+    return hashlib.sha256(f"{record.case_id}\n{record.content_hash}".encode()).hexdigest()
 
 
 def _runbook(text: str, source: str, categories: set[str]) -> Keyed:
@@ -301,8 +310,7 @@ def _upsert(item: Keyed, *, created_by: str) -> tuple[str, str]:
                 if changes:
                     case_update(case=case, updated_by=created_by, **changes)
                 result = "updated" if changes else "unchanged"
-            if record.case_id is None:
-                source_remember(case, item, source, wanted=wanted)
+            source_remember(case, item, source, wanted=wanted)
     except ValidationError as exc:
         raise CaseFileError(item.name, record.line, join_problems(exc.messages)) from None
     except IntegrityError:
