@@ -2,9 +2,11 @@
 with its redraws), and still prints its summary line."""
 
 import io
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from caselibrary.services.index import case_index_build
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
@@ -51,4 +53,16 @@ def test_reindex_cases_into_a_file_prints_its_summary_and_no_bar(capsys) -> None
     out, err = printed(capsys, ("reindex_cases", "--all"))
 
     assert "Re-indexed 3 case(s) (3 marked)." in out
+    assert not [mark for mark in BAR_MARKS if mark in out + err], err
+
+
+def test_purge_sessions_into_a_file_prints_its_summary_and_no_bar(capsys) -> None:
+    old = DiagnosisSessionFactory.create_batch(3)
+    DiagnosisSessionFactory._meta.model.objects.filter(pk__in=[s.pk for s in old]).update(
+        created_at=timezone.now() - timedelta(days=400)
+    )
+
+    out, err = printed(capsys, ("purge_sessions", "--older-than", "180d", "--batch", "1"))
+
+    assert "3 session(s) created before" in out and "removed." in out
     assert not [mark for mark in BAR_MARKS if mark in out + err], err

@@ -1,10 +1,12 @@
 """Remove old sessions that have no feedback and no case, with their facts."""
 
 import re
+import sys
 from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from tqdm import tqdm
 
 from diagnosis.management.commands._base import ServiceCommand
 from feedback.retention import MAX_AGE_DAYS, PURGE_BATCH, sessions_purge
@@ -80,12 +82,17 @@ class Command(ServiceCommand):
     ) -> None:
         if batch < 1:
             raise CommandError("--batch must be at least 1")
-        result = sessions_purge(
-            older_than=parse_age(older_than), dry_run=dry_run, batch=batch, progress=self._removed
-        )
+        # A count of the sessions removed so far, in a terminal only (a cron job's log
+        # would fill with its redraws): a long purge prints nothing else until it ends.
+        with tqdm(unit="session", desc="removed", disable=dry_run or None, file=sys.stderr) as bar:
+
+            def removed(so_far: int) -> None:
+                # Told after each batch commits; also for the line a stopped run ends with.
+                self.removed = so_far
+                bar.update(so_far - bar.n)
+
+            result = sessions_purge(
+                older_than=parse_age(older_than), dry_run=dry_run, batch=batch, progress=removed
+            )
         verb = "would be removed" if dry_run else "removed"
         self.stdout.write(f"{result.sessions} session(s) created before {result.cutoff} {verb}.")
-
-    def _removed(self, so_far: int) -> None:
-        # For the line a stopped run ends with (told after each batch commits).
-        self.removed = so_far
