@@ -2,15 +2,25 @@
 given `change_user` by hand could otherwise make themselves or anyone a superuser, and
 through that open every page no permission opens."""
 
+from typing import Any
+
 from django.contrib import admin
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
 
+from config.admin_icons import yes_no_icon
 from config.admin_superuser import SuperuserOnlyAdminMixin
 
 
 class ConsoleUserAdmin(SuperuserOnlyAdminMixin, UserAdmin):
-    pass
+    list_display = ("username", "email", "first_name", "last_name", "staff_status")
+
+    # Its icon named in the page's language (config/admin_icons.py), not boolean=True.
+    @admin.display(description=_("staff status"), ordering="is_staff")
+    def staff_status(self, user: Any) -> SafeString:
+        return yes_no_icon(user.is_staff)
 
 
 class ConsoleGroupAdmin(SuperuserOnlyAdminMixin, GroupAdmin):

@@ -111,3 +111,16 @@ def test_users_and_groups_are_closed_to_staff_with_every_auth_permission(url) ->
 @pytest.mark.parametrize("url", ["/admin/auth/user/", "/admin/auth/group/"])
 def test_a_superuser_still_manages_users_and_groups(admin_client, url) -> None:
     assert admin_client.get(url).status_code == 200
+
+
+def test_the_user_list_names_its_yes_and_no_icons_in_the_consoles_language(
+    admin_client, settings
+) -> None:
+    settings.LANGUAGE_CODE = "zh-hans"
+
+    page = admin_client.get("/admin/auth/user/").content.decode()
+    added = admin_client.get("/admin/auth/user/add/").content.decode()
+
+    assert 'alt="是"' in page
+    assert 'alt="True"' not in page
+    assert "创建用户之后" in added
