@@ -144,13 +144,16 @@ def cases_find(
     *, query: str, error_code: str | None = None, limit: int, explain: bool = False
 ) -> CasesFound:
     """The cases that answer `query`: exact (L0) hits first, then similar (L1) ones
-    (caselibrary/search_engine.py). A case deleted since it was indexed is not found."""
+    (caselibrary/search_engine.py). A case deleted or merged since it was indexed is not
+    found."""
     ranked = rank_cases(query=query, error_code=error_code, limit=limit)
     nearest = next((hit for hit in ranked.candidates if hit.match_level == L1), None)
     wanted = [hit.case_id for hit in ranked.hits]
     if explain and nearest is not None:
         wanted.append(nearest.case_id)
-    rows = CaseLibrary.objects.in_bulk(wanted)
+    # A case merged since the indexer's last pass is not found as itself either.
+    merged = CaseMerge.objects.values("case_id")
+    rows = CaseLibrary.objects.exclude(case_id__in=merged).in_bulk(wanted)
     matches = [
         CaseMatch(
             rows[hit.case_id],
