@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from caselibrary.models import CaseLibrary
+from caselibrary.models import CaseLibrary, SourceType
 from caselibrary.services.search import DEFAULT_SEARCH_LIMIT, MAX_QUERY_LENGTH, MAX_SEARCH_LIMIT
 from config.api import StrictCharField, StrictInputSerializer, StrictIntegerField
 from diagnosis.serializers import StrictSessionIdField
@@ -9,7 +9,7 @@ from diagnosis.serializers import StrictSessionIdField
 class CaseOutput(serializers.ModelSerializer):
     caseId = serializers.UUIDField(source="case_id", format="hex_verbose")
     sessionId = serializers.CharField(source="diagnosis_id", allow_null=True)
-    sourceType = serializers.CharField(source="source_type")
+    sourceType = serializers.ChoiceField(SourceType.choices, source="source_type")
     faultCategory = serializers.CharField(source="fault_category")
     errorCode = serializers.CharField(source="error_code", allow_null=True)
     rootCause = serializers.CharField(source="root_cause")
@@ -132,7 +132,8 @@ class CaseHitExplainOutput(serializers.Serializer):
 
 
 class NearestSimilarOutput(serializers.Serializer):
-    caseId = serializers.CharField()
+    # The canonical UUID string as stored (CaseLibrary.case_id), handed out as is.
+    caseId = serializers.UUIDField(format="hex_verbose")
     title = serializers.CharField()
     offered = serializers.BooleanField(help_text="Whether it is among the hits.")
     peak = serializers.FloatField(
@@ -171,7 +172,7 @@ class SearchExplainOutput(serializers.Serializer):
 
 
 class CaseHitOutput(serializers.Serializer):
-    caseId = serializers.CharField(source="case.case_id")
+    caseId = serializers.UUIDField(source="case.case_id", format="hex_verbose")
     title = serializers.CharField(source="case.title")
     faultCategory = serializers.CharField(source="case.fault_category")
     errorCode = serializers.CharField(source="case.error_code", allow_null=True)

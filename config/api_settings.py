@@ -43,5 +43,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SessionStatusEnum": "diagnosis.models.SessionStatus",
         "OutcomeEnum": "diagnosis.models.InvocationStatus",
+        # A tool call's level (L0, L1, NONE), apart from a case search's of the same names.
+        "InvocationMatchLevelEnum": "diagnosis.models.MatchLevel",
     },
 }

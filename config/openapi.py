@@ -87,23 +87,31 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 
 
 def nullable_references_typed(result: dict, generator: Any, request: Any, public: bool) -> dict:
-    """A postprocessing hook: drf-spectacular writes a nullable reference to an object as
-    `{allOf: [{$ref}], nullable: true}`, which OpenAPI 3.0.3 reads as not nullable
-    (`nullable` acts only beside a `type`; drf-spectacular issue #925), so a client that
-    validates refuses the null an unscored session's `selfEvaluation` is. Such a wrapper
-    becomes `oneOf: [{$ref}, NullEnum]`, the form drf-spectacular gives nullable choices."""
+    """A postprocessing hook: nullable references in the forms client generators read.
+
+    - A nullable object stays drf-spectacular's `{allOf: [{$ref}], nullable: true}`, which
+      generators read as "the object or null". OpenAPI 3.0.3 reads `nullable` only beside
+      a `type` (drf-spectacular issue #925), so a validating client would refuse the null
+      an unscored session's `selfEvaluation` is; an object referred to only that way is
+      therefore nullable itself, which changes nothing else.
+    - A nullable choice, which drf-spectacular's enum hook makes `oneOf: [{$ref: XEnum},
+      {$ref: NullEnum}]` (an enum of null a generator makes a truthy member of), becomes
+      the typed enum it was: `{type, enum: [..., null], nullable: true}`.
+
+    NullEnum, and an enum component no longer referred to, leave the schema."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
-    null = {"$ref": "#/components/schemas/NullEnum"}
-    rewritten = False
+    null_ref = "#/components/schemas/NullEnum"
+    inlined: set[str] = set()
 
     def visit(node: Any) -> None:
-        nonlocal rewritten
         if isinstance(node, dict):
-            parts = node.get("allOf")
-            if node.get("nullable") and "type" not in node and parts and len(parts) == 1:
-                del node["allOf"], node["nullable"]
-                node["oneOf"] = [parts[0], null]
-                rewritten = True
+            choices = node.get("oneOf")
+            if choices and len(choices) == 2 and choices[1] == {"$ref": null_ref}:
+                name = choices[0]["$ref"].rsplit("/", 1)[-1]
+                enum = schemas[name]
+                del node["oneOf"]
+                node.update(type=enum["type"], enum=[*enum["enum"], None], nullable=True)
+                inlined.add(name)
             for value in node.values():
                 visit(value)
         elif isinstance(node, list):
@@ -111,9 +119,39 @@ def nullable_references_typed(result: dict, generator: Any, request: Any, public
                 visit(value)
 
     visit(result)
-    if rewritten:
-        schemas.setdefault("NullEnum", {"enum": [None]})
+    nullable, plain = _references(result)
+    for name in nullable - plain:
+        if schemas.get(name, {}).get("type") == "object":
+            schemas[name]["nullable"] = True
+    for name in {"NullEnum"} | (inlined - nullable - plain):
+        schemas.pop(name, None)
     return result
+
+
+def _references(node: Any) -> tuple[set[str], set[str]]:
+    """The components referred to by a nullable `allOf` wrapper, and those referred to
+    otherwise."""
+    nullable: set[str] = set()
+    plain: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            parts = node.get("allOf")
+            if node.get("nullable") and parts and len(parts) == 1 and "$ref" in parts[0]:
+                nullable.add(parts[0]["$ref"].rsplit("/", 1)[-1])
+                rest = {key: value for key, value in node.items() if key != "allOf"}
+                visit(rest)
+                return
+            if isinstance(node.get("$ref"), str):
+                plain.add(node["$ref"].rsplit("/", 1)[-1])
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(node)
+    return nullable, plain
 
 
 def responses_every_operation_can_give(
@@ -134,6 +172,10 @@ def responses_every_operation_can_give(
       without a body never reads one, and never answers 415.
     - The `Retry-After` header on every 429 and 503.
 
+    It also marks each /api/ operation's request body required: every operation that
+    reads one answers 400 to a request without it (a `PolymorphicProxySerializer` or a
+    body given as a schema is not marked so by drf-spectacular).
+
     An added response has the body of the operation's other errors: the middleware and
     the exception handlers both answer in the endpoint's own error shape (the feedback
     contract's on /api/feedback).
@@ -144,6 +186,8 @@ def responses_every_operation_can_give(
         for method, operation in operations.items():
             if method not in _OPERATIONS:
                 continue
+            if path.startswith("/api/") and "requestBody" in operation:
+                operation["requestBody"]["required"] = True
             responses = operation.setdefault("responses", {})
             content = _error_content(responses)
             for code in _errors_of(path, method, operation, views.get((path, method))):

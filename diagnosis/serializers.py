@@ -223,11 +223,17 @@ class SessionListFilters(PageParameters):
 # --- Output -----------------------------------------------------------------
 
 
+# Output fields declared rather than made from the model: a field every response has is
+# required in the schema, and a choice says its values (the values are the stored ones).
+
+
 class ToolInvocationOutput(serializers.ModelSerializer):
     invocationId = serializers.CharField(source="invocation_id", allow_null=True)
     toolName = serializers.CharField(source="tool_name")
-    matchLevel = serializers.CharField(source="match_level", allow_null=True)
+    kind = serializers.ChoiceField(ToolKind.choices)
+    matchLevel = serializers.ChoiceField(MatchLevel.choices, source="match_level", allow_null=True)
     hitCount = serializers.IntegerField(source="hit_count")
+    query = serializers.CharField(allow_null=True)
     errorMessage = serializers.CharField(source="error_message", allow_null=True)
     durationMs = serializers.IntegerField(source="duration_ms", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
@@ -254,12 +260,34 @@ class FactorOutput(serializers.Serializer):
     description = serializers.CharField()
 
 
+class OpinionFactorOutput(serializers.Serializer):
+    name = serializers.CharField()
+    value = serializers.BooleanField()
+    rationale = serializers.CharField()
+
+
+class OpinionOutput(serializers.Serializer):
+    """An opinion of the answer, formed after the rule score and stored beside it."""
+
+    source = serializers.ChoiceField(["llm", "heuristic"])
+    model = serializers.CharField()
+    version = serializers.CharField()
+    factors = OpinionFactorOutput(many=True)
+    created_at = serializers.DateTimeField()
+
+
 class SelfEvaluationOutput(serializers.Serializer):
     evidence_score = serializers.IntegerField(min_value=0, max_value=100)
-    source = serializers.CharField()
+    # `rule` is what the rules write; `llm` is reserved for a scoring layer (SPEC §3).
+    source = serializers.ChoiceField(["rule", "llm"])
     factors = FactorOutput(many=True)
     rules_version = serializers.IntegerField(
         required=False, help_text="The rule set that scored it (absent on older scores)."
+    )
+    llm_opinion = OpinionOutput(
+        required=False,
+        help_text="The opinion of the answer, once formed; absent before, and without a "
+        "provider (OPINION_PROVIDER=off).",
     )
 
 
@@ -275,12 +303,14 @@ class SelfEvaluationField(serializers.JSONField):
 class SessionOutput(serializers.ModelSerializer):
     sessionId = serializers.CharField(source="session_id")
     userId = serializers.CharField(source="user_id", allow_null=True)
+    status = serializers.ChoiceField(SessionStatus.choices)
+    answer = serializers.CharField(allow_null=True)
     selfEvaluation = SelfEvaluationField(
         source="self_evaluation",
         allow_null=True,
         help_text="null while scoring is pending (or failed).",
     )
-    feedback = serializers.CharField(allow_null=True)
+    feedback = serializers.ChoiceField(Feedback.choices, allow_null=True)
     feedbackAt = serializers.DateTimeField(source="feedback_at", allow_null=True)
     caseId = serializers.SerializerMethodField()
     createdAt = serializers.DateTimeField(source="created_at")
