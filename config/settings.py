@@ -151,8 +151,7 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    # One connection per request; SQLite connections are cheap and this avoids holding
-    # a file handle in idle threads of the development server.
+    # One connection per request: cheap on SQLite, and no file held by idle threads.
     _database["CONN_MAX_AGE"] = 0
 elif _database["ENGINE"] == "django.db.backends.mysql":
     _read_timeout = env_int("DB_READ_TIMEOUT", 30, minimum=1)
@@ -178,6 +177,8 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
     }
     _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
 DATABASES = {"default": _database}
+sys.modules.pop("config.migrate_settings", None)  # migrate's own waits, read afresh as below
+from config.migrate_settings import *  # noqa: E402, F403
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
