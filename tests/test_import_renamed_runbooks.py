@@ -182,3 +182,36 @@ def test_a_copy_made_after_an_import_from_another_directory_leaves_the_first_its
     assert "1 case was created" in out
     assert case_of(first) == case
     assert case_of(copy) != case
+
+
+def test_a_runbook_retitled_and_imported_from_inside_its_folder_keeps_its_case(
+    folder, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run(Path("runbooks"))
+    book = folder / "postgresql-too-many-connections.md"
+    case = case_of(book)
+    text = book.read_text("utf-8").split("\n", 1)
+    book.write_text(f"{text[0]} (v2)\n{text[1]}", "utf-8")
+    monkeypatch.chdir(folder)
+
+    out = run(Path(book.name))
+
+    assert "0 cases were created, 1 updated" in out
+    assert case_of(book) == case
+
+
+def test_a_runbook_renamed_and_its_folder_imported_from_inside_keeps_its_case(
+    folder, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run(Path("runbooks"))
+    old = folder / "jvm-old-gen-filling-up.md"
+    case = case_of(old)
+    new = old.rename(folder / "jvm-heap.md")
+    monkeypatch.chdir(folder)
+
+    out = run(Path("."))
+
+    assert "0 cases were created" in out
+    assert case_of(new) == case

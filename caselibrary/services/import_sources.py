@@ -27,6 +27,9 @@ class Keyed:
     legacy_path: str | None = None
     # What earlier readings of the same runbook kept as its content hash.
     earlier_hashes: tuple[str, ...] = ()
+    # Read from a file on disk by the command (source_path its path from the working
+    # directory), not uploaded under a name.
+    on_disk: bool = False
 
     @property
     def name(self) -> str:
@@ -50,7 +53,10 @@ def source_found(item: Keyed) -> tuple[CaseLibrary | None, CaseImportSource | No
             continue
         return source.case, source
     if "/" not in item.source_path:
-        return _imported_by_path(item)
+        case, source = _imported_by_path(item)
+        if case is None and item.by_path and item.on_disk:
+            return _moved_here(item)  # a runbook imported from inside its own folder
+        return case, source
     if item.by_path:
         return _moved_here(item)
     return None, None
@@ -166,23 +172,31 @@ def source_remember(
     named = item.record.case_id is not None
     if source is None and named and CaseImportSource.objects.filter(case=case).exists():
         return  # the case is another file's (a runbook's): it stays that file's
+    key = _stored_key(item)
     if source is None:
         CaseImportSource.objects.create(
-            case=case,
-            source_path=item.source_path,
-            content_hash=item.content_hash,
-            read_fields=read_fields,
+            case=case, source_path=key, content_hash=item.content_hash, read_fields=read_fields
         )
     elif (source.content_hash, source.source_path, source.read_fields) != (
         item.content_hash,
-        item.source_path,
+        key,
         read_fields,
     ):
         # Found by its earlier key, it is known by the current one from now on; but for a
         # path an upload's bare name stood for, which the command finds it by.
-        if "/" not in item.source_path and "/" in source.source_path:
+        if "/" not in key and "/" in source.source_path:
             source.content_hash = item.content_hash
         else:
-            source.content_hash, source.source_path = item.content_hash, item.source_path
+            source.content_hash, source.source_path = item.content_hash, key
         source.read_fields = read_fields
         source.save(update_fields=["content_hash", "source_path", "read_fields", "imported_at"])
+
+
+def _stored_key(item: Keyed) -> str:
+    """What a source is known by: its key; for a file the command read in the working
+    directory itself, its path from the folder above (runbooks/a.md, not a.md), so that an
+    import from that folder finds it, and a bare name stays an upload's."""
+    if not item.on_disk or "/" in item.source_path:
+        return item.source_path
+    keys = _keys_of(Path(item.source_path).resolve())
+    return keys[-2] if len(keys) > 1 else item.source_path

@@ -176,10 +176,11 @@ def cases_import_file(
         keyed, problems = _read(data, source, categories)
     except CaseFileError as exc:
         return FileOutcome(source=source, problems=[str(exc)])
-    if key is not None and key != source:
+    if key is not None:
         # What an earlier release knew the file by (its name, or its path within the
         # folder imported) is read when the key finds nothing.
-        keyed = [replace(item, source_path=key, legacy_path=source) for item in keyed]
+        legacy = source if key != source else None
+        keyed = [replace(item, source_path=key, legacy_path=legacy, on_disk=True) for item in keyed]
     claims: list[MergeClaim] = []  # the rows naming a case to merge into
     notes = CaseFileProblems(source)
     with transaction.atomic():
