@@ -78,3 +78,16 @@ def test_two_named_cases_saying_the_same_in_one_file_are_both_imported(tmp_path)
 
     assert "2 cases were created" in out
     assert "0 updated, 2 unchanged" in again
+
+
+def test_a_row_changed_in_one_field_keeps_a_curators_change_of_another(synced) -> None:
+    case_update(
+        case=CaseLibrary.objects.get(case_id=CASE_ID), updated_by="ops.curator", title="改过"
+    )
+    write(synced, ROW | {"solution": "重跑任务，并扩容"})
+
+    run(synced)
+
+    case = CaseLibrary.objects.get(case_id=CASE_ID)
+    assert case.solution == "重跑任务，并扩容"
+    assert case.title == "改过"

@@ -304,7 +304,9 @@ def _upsert(item: Keyed, *, created_by: str) -> tuple[str, str]:
                     changes.pop("diagnosis_id", None)  # a row without one keeps the case's
                 if record.fault_category is None:
                     changes.pop("fault_category", None)  # nor one without a category
-                if source is not None and item.by_path:
+                if source is not None and (item.by_path or record.case_id is not None):
+                    # A runbook, or a row naming its case, read before: the fields it
+                    # changed since, a curator's change of the others kept.
                     changes = changes_from_file(
                         changes, wanted=wanted, case=case, source=source, item=item
                     )
