@@ -168,3 +168,18 @@ def test_feedback_itself_costs_no_case_bookkeeping(api, case, django_assert_num_
     # The conditional UPDATE of not_useful, and nothing after it.
     with django_assert_num_queries(1):
         feedback_submit(session_id="fast", feedback="not_useful")
+
+
+def test_a_rating_given_days_after_the_search_is_counted_on_the_case(api, case) -> None:
+    from caselibrary.models import CaseSearch
+
+    case_outcomes_sweep()  # the sweep has run before, as it does every minute
+    session_that_found(api, "slow-reader")
+    CaseSearch.objects.filter(session_id="slow-reader").update(
+        created_at=timezone.now() - timedelta(days=8)
+    )
+
+    feedback_submit(session_id="slow-reader", feedback="not_useful")
+    case_outcomes_sweep()
+
+    assert CaseReuse.objects.get(case=case).sessions_not_useful == 1

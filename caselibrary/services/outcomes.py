@@ -9,6 +9,7 @@ from caselibrary.models import CaseIndexState, CaseSearchHit
 from caselibrary.services.duplicates import cases_reuse_counted, cases_reuse_write
 from caselibrary.services.index import case_index_request
 from caselibrary.services.proposals import cases_structure_new
+from diagnosis.models import DiagnosisSession, Feedback
 
 
 def cases_outcomes_recount(*, case_ids: Collection[str]) -> int:
@@ -19,23 +20,28 @@ def cases_outcomes_recount(*, case_ids: Collection[str]) -> int:
     return cases_reuse_write(cases_reuse_counted(case_ids=case_ids, hits=False), hits=False)
 
 
-# The case library's periodic bookkeeping reads searches made in this many days.
+# The first sweep (no earlier one recorded) reads the ratings of this many days.
 OUTCOME_WINDOW_DAYS = 7
 
 
 def case_outcomes_sweep() -> int:
     """Recount the reuse outcomes of the cases found by sessions rated since the last
     sweep (a scheduled task, once a minute; the feedback request itself does nothing
-    for it). Reads the searches of the last OUTCOME_WINDOW_DAYS off their created_at
-    index and joins their sessions by key. Returns how many cases were recounted."""
+    for it), however long after its searches a session was rated: the sessions rated
+    since, off their (feedback, feedback_at) index, then their searches by session.
+    (It read the searches of the last 7 days, so a rating given later was never counted
+    but after a merge.) Returns how many cases were recounted."""
     state = CaseIndexState.objects.get_or_create(id=1)[0]
     started = timezone.now()
     since = state.outcomes_swept_at or started - timedelta(days=OUTCOME_WINDOW_DAYS)
+    rated = DiagnosisSession.objects.filter(
+        feedback__in=(Feedback.USEFUL, Feedback.NOT_USEFUL),
+        feedback_at__gte=since - timedelta(seconds=5),
+    )
     case_ids = sorted(
         set(
             CaseSearchHit.objects.filter(
-                search__created_at__gte=started - timedelta(days=OUTCOME_WINDOW_DAYS),
-                search__session__feedback_at__gte=since - timedelta(seconds=5),
+                search__session_id__in=rated.values("session_id")
             ).values_list("case_id", flat=True)
         )
     )
