@@ -183,3 +183,19 @@ def test_a_rating_given_days_after_the_search_is_counted_on_the_case(api, case) 
     case_outcomes_sweep()
 
     assert CaseReuse.objects.get(case=case).sessions_not_useful == 1
+
+
+def test_found_at_least_once_lists_only_cases_with_hits(admin_client, api, case) -> None:
+    from caselibrary.models import CaseReuse as Reuse
+
+    zeroed = CaseLibraryFactory(title="merged away: its counts went to the case kept")
+    Reuse.objects.create(case=zeroed)  # a row with no hits, as a merge leaves one
+    session_that_found(api, "found-it")
+    url = reverse("admin:caselibrary_caselibrary_changelist")
+
+    assert Reuse.objects.get(case=case).l0_hits == 1
+    hit = admin_client.get(url, {"reuse": "hit"}).content.decode()
+    never = admin_client.get(url, {"reuse": "never"}).content.decode()
+
+    assert case.title in hit and zeroed.title not in hit
+    assert zeroed.title in never and case.title not in never

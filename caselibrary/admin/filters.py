@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
@@ -127,8 +127,10 @@ class ReuseFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value() == "stale":
             return queryset.filter(reuse__stale=True)
+        # By the hits, not by the row: a merged case keeps a row with its counts at 0.
+        found = Q(reuse__l0_hits__gt=0) | Q(reuse__l1_hits__gt=0)
         if self.value() == "hit":
-            return queryset.filter(reuse__isnull=False)
+            return queryset.filter(found)
         if self.value() == "never":
-            return queryset.filter(reuse__isnull=True)
+            return queryset.exclude(found)
         return queryset
