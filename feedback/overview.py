@@ -4,7 +4,7 @@ Charts are inline SVG laid out here and drawn by the template: no script, no CDN
 """
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
@@ -179,6 +179,16 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.1%}"
 
 
+def _findability(found: dict | None) -> dict | None:
+    """The last check_findability figures as the command prints them (percentages), and
+    when it ran as a time the page shows in the console's time zone."""
+    if not found:
+        return None
+    shares = ("title_l0", "title_top3", "code_l0", "code_top3")
+    checked = datetime.fromisoformat(found["checked_at"])
+    return {"cases": found["cases"], "checked": checked} | {s: _percent(found[s]) for s in shares}
+
+
 def _changelist(name: str, **params: str) -> str:
     url = reverse(f"admin:{name}_changelist")
     return f"{url}?{urlencode(params)}" if params else url
@@ -248,6 +258,7 @@ def overview_view(request: HttpRequest) -> TemplateResponse:
         # when it meant GENERAL only (caselibrary/admin/filters.py StillGeneralFilter).
         "awaiting_curation_url": _changelist("caselibrary_caselibrary", still_general="yes"),
         "case_search": case_search,
+        "findability": _findability(case_search.findability),
         # A change waits a few seconds for a running worker's indexer: one waiting a
         # minute says no worker indexes (or a rebuild is queued behind a long one).
         "index_waiting": case_search.requested_at is not None

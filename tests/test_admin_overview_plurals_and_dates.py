@@ -4,7 +4,7 @@ both languages, not in the US short form ("11/08/2026"). The attribution's facto
 wider than a phone, scrolls sideways in its own box rather than the page."""
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 from django.core.cache import cache
@@ -151,3 +151,30 @@ def test_the_day_charts_bars_name_their_day_as_the_lists_do(
 
     today = timezone.localdate()
     assert f"<title>{today:%Y-%m-%d} · " in page
+
+
+@pytest.mark.usefixtures("admin_in_english")
+def test_the_findability_line_reads_as_the_command_prints_it_in_the_consoles_time(
+    admin_client, one_of_each, settings
+) -> None:
+    settings.TIME_ZONE = "Asia/Shanghai"
+    checked = datetime(2026, 12, 8, 0, 21, tzinfo=UTC)
+    state = case_index_state()
+    state.findability = {
+        "cases": 272,
+        "with_code": 30,
+        "title_l0": 1.0,
+        "title_top3": 1.0,
+        "code_l0": 0.7333,
+        "code_top3": 0.7333,
+        "checked_at": checked.isoformat(),
+        "degraded_by": "",
+        "version": state.version,
+    }
+    state.save(update_fields=["findability"])
+
+    line = visible_text(admin_client.get(OVERVIEW))
+
+    assert "272 cases checked, 2026-12-08 08:21" in line
+    assert "by title 100.0% L0 / 100.0% top 3" in line
+    assert "by error code 73.3% L0 / 73.3% top 3" in line
