@@ -132,8 +132,9 @@ def imported_from_two_places(folder, tmp_path, monkeypatch) -> Path:  # type: ig
     return moved
 
 
-def test_a_runbook_retitled_and_imported_from_another_working_directory_keeps_its_case(
-    folder, tmp_path, monkeypatch
+@pytest.mark.parametrize("where", ["another directory", "inside its folder"])
+def test_a_runbook_retitled_and_imported_from_elsewhere_keeps_its_case(
+    folder, tmp_path, monkeypatch, where: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
     run(Path("runbooks"))
@@ -142,16 +143,19 @@ def test_a_runbook_retitled_and_imported_from_another_working_directory_keeps_it
     count = CaseLibrary.objects.count()
     text = book.read_text("utf-8").split("\n", 1)
     book.write_text(f"{text[0]} (v2)\n{text[1]}\nMore detail: the gecko resolver.\n", "utf-8")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-
-    out = run(folder)
+    if where == "inside its folder":
+        monkeypatch.chdir(folder)
+        out = run(Path(book.name))
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        out = run(folder)
 
     assert "0 cases were created, 1 updated" in out
     assert CaseLibrary.objects.count() == count
     case.refresh_from_db()
     assert case.title.endswith("(v2)")
+    assert case_of(book) == case
 
 
 def test_a_runbook_renamed_after_an_import_from_another_directory_keeps_its_case(
@@ -182,23 +186,6 @@ def test_a_copy_made_after_an_import_from_another_directory_leaves_the_first_its
     assert "1 case was created" in out
     assert case_of(first) == case
     assert case_of(copy) != case
-
-
-def test_a_runbook_retitled_and_imported_from_inside_its_folder_keeps_its_case(
-    folder, tmp_path, monkeypatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    run(Path("runbooks"))
-    book = folder / "postgresql-too-many-connections.md"
-    case = case_of(book)
-    text = book.read_text("utf-8").split("\n", 1)
-    book.write_text(f"{text[0]} (v2)\n{text[1]}", "utf-8")
-    monkeypatch.chdir(folder)
-
-    out = run(Path(book.name))
-
-    assert "0 cases were created, 1 updated" in out
-    assert case_of(book) == case
 
 
 def test_a_runbook_renamed_and_its_folder_imported_from_inside_keeps_its_case(

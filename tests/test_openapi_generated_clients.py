@@ -7,11 +7,10 @@ import json
 from collections.abc import Iterator
 
 import pytest
-import yaml
 from openapi_schema_validator import OAS30Validator
 from openapi_schema_validator import validate as validate_instance
-from rest_framework.test import APIClient
 
+from tests import test_openapi
 from tests.factories import CaseLibraryFactory, DiagnosisSessionFactory
 from tests.test_openapi import _response_schema
 
@@ -42,12 +41,8 @@ ALWAYS_PRESENT = [
 ]
 
 
-@pytest.fixture(scope="module")
-def schema(django_db_blocker) -> dict:  # type: ignore[no-untyped-def]
-    with django_db_blocker.unblock():
-        response = APIClient().get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi")
-    assert response.status_code == 200
-    return yaml.safe_load(response.content)
+# The served schema, the fixture tests/test_openapi.py reads it with, taken by name.
+schema = test_openapi.schema
 
 
 def _component(schema: dict, ref: str) -> dict:
