@@ -48,7 +48,7 @@ def test_two_reviewers_assigning_the_same_bad_cases_at_once_both_succeed(queue) 
 
     def assigns(user) -> Callable[[], int]:  # type: ignore[no-untyped-def]
         return lambda: sum(
-            bad_cases_assign(session_ids=queue, assignee=user) for _ in range(ROUNDS)
+            len(bad_cases_assign(session_ids=queue, assignee=user)) for _ in range(ROUNDS)
         )
 
     _at_once(assigns(li), assigns(wang), assigns(li), assigns(wang))
@@ -61,10 +61,10 @@ def test_reviewers_tagging_and_assigning_the_same_bad_cases_at_once_keep_both(qu
     li = reviewer_named("ops.li")
 
     def tags(name: str) -> Callable[[], int]:
-        return lambda: bad_cases_tag(session_ids=queue, tag=name)
+        return lambda: len(bad_cases_tag(session_ids=queue, tag=name))
 
     def assigns() -> int:
-        return sum(bad_cases_assign(session_ids=queue, assignee=li) for _ in range(ROUNDS))
+        return sum(len(bad_cases_assign(session_ids=queue, assignee=li)) for _ in range(ROUNDS))
 
     _at_once(tags("db"), tags("db"), assigns, tags("network"))
 
