@@ -3,7 +3,8 @@ request does: its DDL waits MIGRATE_LOCK_WAIT_TIMEOUT seconds at most for a tabl
 metadata lock (every query on that table queues behind the wait, so a long transaction
 holding it stalled the service, and the migration then died at the request's read
 timeout), and a statement may run MIGRATE_READ_TIMEOUT seconds (an index built on a large
-table). Elsewhere it is Django's own command."""
+table). Elsewhere it is Django's own command, ending as every command of the project
+does (diagnosis/management/commands/_base.py): a mistake as one line, a stop as one."""
 
 from typing import Any
 
@@ -12,11 +13,13 @@ from django.core.management.base import CommandError
 from django.core.management.commands import migrate
 from django.db import OperationalError, connections
 
+from diagnosis.management.commands._base import ServiceCommand
+
 # MySQL's and MariaDB's error: a lock (here a table's metadata lock) not had in time.
 LOCK_WAIT_TIMEOUT = 1205
 
 
-class Command(migrate.Command):
+class Command(ServiceCommand, migrate.Command):
     def handle(self, *args: Any, **options: Any) -> None:
         connection = connections[options["database"]]
         if connection.vendor != "mysql":
