@@ -78,7 +78,6 @@ class DatabaseBackend:
         self._lock = threading.Lock()
         self._vectors: VectorMatrix | None = None
         self._terms: TermIndex | None = None
-        self._seq = 0
         # The log entry applied last (seq, case, when), as read: None from an empty log.
         self._mark: tuple[int, str, datetime] | None = None
         self._checked = 0.0
@@ -264,8 +263,7 @@ class DatabaseBackend:
 
     def forget(self) -> None:
         with self._lock:
-            self._vectors, self._terms, self._seq, self._checked = None, None, 0, 0.0
-            self._mark = None
+            self._vectors, self._terms, self._mark, self._checked = None, None, None, 0.0
 
     def _load_all(self) -> None:
         # The log position first: a case indexed while the passages are read is read
@@ -290,7 +288,7 @@ class DatabaseBackend:
         # The term index again only where it is used (term_index builds it at first use).
         terms = TermIndex.built(_all_terms(), cases) if self._terms is not None else None
         self._vectors, self._terms = vectors, terms
-        self._seq, self._mark = (mark[0] if mark else 0), mark
+        self._mark = mark
         _held_for_good()
 
     def _apply_log(self) -> None:
@@ -319,7 +317,12 @@ class DatabaseBackend:
             self._terms.drop(*case_ids)
             for _, case_id, number, _, terms, _ in rows:
                 self._terms.add(case_id, number, terms)
-        self._seq, self._mark = entries[-1][0], entries[-1]
+        self._mark = entries[-1]
+
+    @property
+    def _seq(self) -> int:
+        """The log position applied last: 0 before any entry."""
+        return self._mark[0] if self._mark else 0
 
     def _log_went_back(self, entries: list[tuple[int, str, datetime]]) -> bool:
         """Whether the log is no longer the one the process read: a backup restored
